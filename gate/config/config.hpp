@@ -1,0 +1,112 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gate::config {
+
+// How the cache is used; see README "Cache modes".
+enum class CacheMode { replay, replay_only, record, off };
+std::string to_string(CacheMode m);
+std::optional<CacheMode> parse_cache_mode(const std::string& s);
+
+struct ModelConfig {
+  std::string provider = "openai";          // openai | anthropic
+  std::string base_url = "https://api.openai.com/v1";
+  std::string api_key_env = "OPENAI_API_KEY";
+  std::string key_alias = "default";        // a name for the key, stored in routes; never the key
+  std::string name;                          // the model id sent upstream (required)
+  std::optional<double> temperature = 0.0;
+  std::optional<double> top_p;
+  std::optional<std::int64_t> seed;
+  std::optional<std::int64_t> max_tokens = 512;
+  double timeout_s = 60.0;                   // whole call deadline
+  int max_retries = 3;
+};
+
+struct CacheConfig {
+  std::filesystem::path dir = ".gate/cache";
+  CacheMode mode = CacheMode::replay;
+  bool mode_set = false;                     // false: the default applies (replay-only in CI without a key)
+  std::vector<std::string> ignore;           // JSON pointers removed from the request before hashing
+};
+
+struct Thresholds {
+  std::optional<double> max_success_drop_pp = 2.0;
+  std::optional<double> max_consistency_gap_rise_pp = 5.0;
+  std::optional<double> max_pass_k_drop_pp;
+  std::optional<double> max_token_rise_pct;
+  std::optional<double> max_p95_latency_rise_pct;
+  std::optional<double> max_error_rate_rise_pp;
+  std::optional<std::int64_t> max_new_failures; // opt-in strict rule on flips
+  double alpha = 0.05;
+};
+
+struct Outputs {
+  std::filesystem::path dir = ".gate/out";
+  std::filesystem::path json = "report.json"; // relative to dir
+  std::filesystem::path markdown = "report.md";
+  std::filesystem::path junit = "report.xml";
+};
+
+struct Config {
+  std::filesystem::path file;                // the gate.yaml read; paths below are relative to its directory
+  std::filesystem::path suite;               // suite directory
+  std::string suite_version;                 // "" = latest
+  ModelConfig model;
+  int runs = 3;                              // k
+  int concurrency = 4;
+  double token_band_pct = 25.0;
+  CacheConfig cache;
+  Thresholds thresholds;
+  std::filesystem::path baseline;            // "" = none
+  Outputs outputs;
+  // Selection (CLI only).
+  std::vector<std::string> filter;           // glob patterns on task id; any match selects
+  std::optional<std::size_t> sample;         // run a seeded sample of N tasks
+  std::uint64_t sample_seed = 0;
+
+  // Where each effective value came from: "default", "gate.yaml:12",
+  // "--runs", "env CI". Keyed by the dotted key name.
+  std::map<std::string, std::string> origin;
+};
+
+// One row per configuration key: the single table that the loader, `gate
+// config show` and the README reference agree on (a unit test checks).
+struct KeyInfo {
+  std::string key;      // dotted, e.g. "model.temperature"
+  std::string type;     // "string", "number", "integer", "bool", "list of strings", "path", "enum: a|b"
+  std::string fallback; // the default, as text
+  std::string help;
+};
+const std::vector<KeyInfo>& key_table();
+
+// Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
+// syntax errors are Error(bad_input) "file:line:col: what was expected".
+// Relative paths are resolved against the file's directory.
+Config load(const std::filesystem::path& file);
+
+// Overrides given on the command line; each records its origin.
+struct Overrides {
+  std::optional<int> runs;
+  std::optional<int> concurrency;
+  std::optional<std::string> mode;
+  std::vector<std::string> filter;
+  std::optional<std::size_t> sample;
+  std::optional<std::uint64_t> sample_seed;
+  std::optional<std::filesystem::path> baseline;
+  std::optional<std::filesystem::path> out_dir;
+};
+void apply(Config& cfg, const Overrides& o);
+
+// Resolves the cache mode default: replay-only when CI is set and the key's
+// env var is absent, replay otherwise. Call after apply().
+void resolve_defaults(Config& cfg);
+
+// The effective configuration as YAML-like "key: value  # origin" lines.
+std::string show(const Config& cfg);
+
+} // namespace gate::config

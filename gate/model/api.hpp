@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gate/config/config.hpp>
+
+namespace gate::model {
+
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+// One API call as gate sends it: the endpoint path below the base URL and
+// the canonical JSON body. The client adds host, auth and content headers.
+struct ApiCall {
+  std::string provider; // openai | anthropic
+  std::string path;     // /chat/completions or /v1/messages
+  std::string body;     // canonical JSON
+};
+
+// What came back over the wire, before interpretation.
+struct ApiResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers; // lowercase names
+  std::string body;
+  double latency_ms = 0;
+};
+
+// Infrastructure error buckets (METRICS.md "Errors and tokens").
+enum class Bucket {
+  none, auth, not_found, rate_limit, context_length, timeout, connection, server,
+  bad_response, tool_call, agent, check
+};
+std::string to_string(Bucket b);
+std::optional<Bucket> parse_bucket(const std::string& s);
+
+struct Usage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+};
+
+struct ToolCall {
+  std::string name;
+  std::string arguments_sha256; // of the canonical arguments JSON
+};
+
+// A response interpreted: the answer text or the error bucket.
+struct Reply {
+  std::string text;
+  std::string finish_reason;
+  std::optional<Usage> usage; // absent when the provider did not report it
+  std::vector<ToolCall> tool_calls;
+  Bucket bucket = Bucket::none;
+  std::string error;          // short, redacted message when bucket != none
+};
+
+// Builds the request body for a case's messages under the model config
+// (model name, sampling, max tokens). Returns canonical JSON.
+std::string build_request(const config::ModelConfig& m, const std::string& system,
+                          const std::vector<ChatMessage>& messages);
+// The endpoint path for the provider.
+std::string endpoint_path(const config::ModelConfig& m);
+// Interprets a response of either provider, success or error, into a Reply.
+Reply parse_response(const std::string& provider, const ApiResponse& r);
+
+// Sends calls upstream. Implementations: net::HttpClient (plain HTTP for
+// loopback; HTTPS in the live-calls issue) and fakes in tests.
+// `send` may be called from many threads at once.
+class ModelClient {
+public:
+  virtual ~ModelClient() = default;
+  // Returns the final response after the client's retry policy; `attempts`
+  // is set to the number of attempts made (>= 1). Throws Error(cannot_run)
+  // only for conditions that make every further call pointless (no key,
+  // unsupported URL scheme).
+  virtual ApiResponse send(const ApiCall& call, int& attempts) = 0;
+};
+
+} // namespace gate::model

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gate/metrics/summary.hpp>
+#include <gate/results/results.hpp>
+
+namespace gate::report {
+
+inline constexpr const char* k_schema = "gate.report/1";
+
+struct SuiteInfo {
+  std::string name, version, sha256;
+};
+
+// Everything `gate run` (or `gate analyze`) learned: the runs and every
+// number computed from them. Documented field by field in
+// docs/report-schema.md.
+struct Report {
+  std::string schema = k_schema;
+  std::string gate_version;
+  SuiteInfo suite;
+  boost::json::value config;          // effective config (no secrets: key env var name and alias only)
+  results::Route route;               // the configured route
+  std::string started_at, finished_at; // ISO 8601 UTC; the only fields that differ between identical runs
+  bool complete = true;               // false: interrupted or aborted; partial
+  std::string incomplete_reason;
+  std::vector<results::Task> tasks;   // sorted by id
+  std::vector<metrics::TaskStats> task_stats; // parallel to tasks
+  metrics::SuiteStats stats;
+};
+
+// Serializes with stable key order, one task per line, so a baseline's git
+// diff is reviewable. Doubles in shortest round-trip form.
+std::string to_json(const Report& r);
+
+// Parses and validates a report or baseline; truncated, unknown schema,
+// NaN, overflowing numbers, duplicate keys, missing fields → Error(bad_input)
+// naming `where`.
+Report from_json(std::string_view text, const std::string& where);
+Report read(const std::filesystem::path& file);
+void write(const Report& r, const std::filesystem::path& file); // atomically
+
+// Recomputes task_stats and stats from tasks (used by run, analyze, merge).
+void compute(Report& r, const metrics::Options& o);
+
+} // namespace gate::report

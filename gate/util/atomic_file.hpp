@@ -1,0 +1,41 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace gate {
+
+// Writes a file so that readers see either the old content or the whole new
+// content, never a part: a unique temp file next to the target (mkstemp),
+// fsync-free rename on commit(), removal in the destructor if commit() never
+// ran. Failures (read-only or full directory) throw Error(cannot_run) naming
+// the path.
+class AtomicFile {
+public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view data);
+  void commit();
+
+  // Temp files carry this marker so that a crash's leftovers can be found
+  // and cleaned ("<name>.gate-tmp-XXXXXX").
+  static constexpr std::string_view k_temp_marker = ".gate-tmp-";
+
+private:
+  std::filesystem::path target_;
+  std::string temp_path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Convenience: the whole content at once.
+void write_file_atomically(const std::filesystem::path& target, std::string_view data);
+
+// Reads a whole file; throws Error(bad_input) naming the path when it cannot.
+std::string read_file(const std::filesystem::path& path);
+
+} // namespace gate

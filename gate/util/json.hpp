@@ -1,0 +1,40 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+namespace gate::json {
+
+struct ParseLimits {
+  std::size_t max_depth = 64;
+};
+
+// Parses exactly one JSON text, strictly: duplicate keys, non-finite or
+// overflowing numbers, invalid UTF-8, nesting deeper than the limit and
+// trailing data are errors. Throws Error(bad_input) as
+// "where:line:col: what was expected"; `first_line` is the line number the
+// text starts at in its file (for one line of a JSONL file).
+boost::json::value parse_strict(std::string_view text, const std::string& where,
+                                std::size_t first_line = 1, ParseLimits limits = {});
+
+// Canonical form: object keys sorted by byte order, no whitespace, numbers
+// in their shortest round-trip form. Equal values give equal bytes; this is
+// what the cache key hashes.
+std::string canonical(const boost::json::value& v);
+void append_canonical(const boost::json::value& v, std::string& out);
+
+// A JSON string literal (with quotes) for `s`, escaping as RFC 8259 requires.
+void append_quoted(std::string_view s, std::string& out);
+// A number in shortest round-trip form; non-finite values are written as null.
+void append_number(double d, std::string& out);
+
+// Plain accessors that throw Error(bad_input) naming `where` and the key
+// when a field is missing or has the wrong type.
+const boost::json::object& as_object(const boost::json::value& v, const std::string& where);
+std::string get_string(const boost::json::object& o, std::string_view key, const std::string& where);
+double get_number(const boost::json::object& o, std::string_view key, const std::string& where);
+std::int64_t get_int(const boost::json::object& o, std::string_view key, const std::string& where);
+bool get_bool(const boost::json::object& o, std::string_view key, const std::string& where);
+
+} // namespace gate::json

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// A small OpenAI-compatible server for tests and benchmarks, on 127.0.0.1
+// with a port it picks. Deterministic: the answer to a request depends only
+// on its last user message and on how many times that exact request body
+// was seen before (the occurrence), so k identical requests get k answers.
+namespace gate::testing {
+
+struct Rule {
+  std::string match;                // substring of the last user message; "" matches all
+  std::vector<std::string> answers; // answer = answers[occurrence % size]
+};
+
+struct Fault {
+  std::string match;                // substring of the last user message; "" matches all
+  int status = 500;
+  int times = 1;                    // the first `times` matching requests get it
+  std::string body;                 // "" = a generic OpenAI-style error body for the status
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool close_without_response = false; // drop the connection instead
+};
+
+struct Script {
+  std::vector<Rule> rules;          // first match wins; no match → "echo: <message>"
+  std::vector<Fault> faults;        // checked before rules
+  double latency_ms = 0;            // added before every response
+};
+
+// Reads a script from JSON: {"latency_ms": n, "rules": [{"match", "answers"}],
+// "faults": [{"match","status","times","body","headers","close"}]}.
+Script parse_script(const std::string& json_text);
+
+struct RequestLog {
+  std::string method, target, body;
+  std::map<std::string, std::string> headers; // lowercase names
+};
+
+class FakeUpstream {
+public:
+  explicit FakeUpstream(Script script);
+  ~FakeUpstream(); // stops
+  FakeUpstream(const FakeUpstream&) = delete;
+  FakeUpstream& operator=(const FakeUpstream&) = delete;
+
+  // Binds 127.0.0.1:port (0 = pick one) and serves on `threads` threads.
+  void start(unsigned short port = 0, int threads = 2);
+  void stop();
+  unsigned short port() const;
+  std::string base_url() const; // "http://127.0.0.1:<port>/v1"
+
+  std::uint64_t requests() const;
+  std::vector<RequestLog> log() const; // every request received, in order
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace gate::testing
