@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include <gate/cli/cli.hpp>
+
+int main(int argc, char** argv) { return gate::cli::main(argc, argv); }

@@ -13,46 +13,58 @@ namespace gate::cache {
 // content, so a team can commit its cache):
 //
 //   entry    := magic "\n" json "\n" "sha256 " hex64 "\n"
-//   magic    := "gate-cache 1"
+//   magic    := "gate-cache " version        version := "1"
 //   json     := one line of canonical JSON (sorted keys, no whitespace):
 //               {"body": string, "headers": {name: value},
 //                "key": hex64, "latency_ms": number, "path": string,
 //                "provider": string, "recorded_at": string,
-//                "replica": int, "request": object,
-//                "route": object, "status": int,
+//                "replica": int, "request": json | null,
+//                "route": json | null, "status": int,
 //                "usage": {"completion_tokens": int, "prompt_tokens": int} | null}
-//   hex64    := sha256 of magic "\n" json "\n"
+//   hex64    := lowercase sha256 of magic "\n" json "\n"
 //
-// A reader rejects anything else: wrong magic, a future version, a checksum
-// mismatch, a truncated or empty file, a key that is not the file's name.
+// `request` and `route` hold the canonical form of Entry::request/route;
+// null stands for an empty string. Header names are lowercase, sorted, and
+// only those header_allowed() accepts; a repeated name is joined with ", ".
+// A reader rejects anything else: wrong magic, a future or unknown version,
+// a checksum mismatch, a truncated or empty file, a key that is not the
+// file's name, a missing, mistyped or unknown field.
 struct Entry {
-  std::string key;            // hex sha256, equals the file name
+  std::string key; // hex sha256, equals the file name
   std::string provider;
-  std::string path;           // endpoint path, e.g. /chat/completions
+  std::string path; // endpoint path, e.g. /chat/completions
   int replica = 0;
-  std::string request;        // canonical JSON of the redacted request body
+  std::string request; // canonical JSON of the redacted request body
   int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers; // allow-listed, lowercase names, sorted
-  std::string body;           // redacted response body
+  std::vector<std::pair<std::string, std::string>> headers;   // allow-listed, lowercase names, sorted
+  std::string body;                                           // redacted response body
   std::optional<std::pair<std::int64_t, std::int64_t>> usage; // prompt, completion
   double latency_ms = 0;
-  std::string recorded_at;    // ISO 8601 UTC
-  std::string route;          // canonical JSON of the route
+  std::string recorded_at; // ISO 8601 UTC
+  std::string route;       // canonical JSON of the route
 };
 
 inline constexpr int k_format_version = 1;
 
-std::string encode(const Entry& e);
+// The bytes of `e` in the format above. Every text field passes through
+// gate::redact() once more (the caller should already have redacted), the
+// header list through header_allowed(). A non-finite latency is stored as 0.
+// Throws Error(bad_input) naming the key when `request` or `route` is not
+// JSON or a text field is not valid UTF-8: such an entry could never be read.
+std::string encode(const Entry &e);
 
 // Why an entry could not be read; empty `reason` means ok.
 struct DecodeResult {
   std::optional<Entry> entry;
-  std::string reason; // "checksum mismatch", "wrong magic", "format version 7 is newer than this gate (1)", ...
+  std::string
+      reason; // "checksum mismatch", "wrong magic", "format version 7 is newer than this gate (1)", ...
 };
+// Checks magic, version and checksum before parsing any JSON. An empty
+// `expected_key` skips the file-name check (for tools reading one file).
 DecodeResult decode(std::string_view bytes, std::string_view expected_key);
 
 // Headers that may be stored; everything else (authorization, api keys,
-// cookies, organization ids, unknown headers) is dropped.
+// cookies, organization ids, unknown headers) is dropped. Case-insensitive.
 bool header_allowed(std::string_view lowercase_name);
 
 } // namespace gate::cache

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/cache/entry.hpp>
@@ -15,7 +16,13 @@ namespace gate::cache {
 // The cache key: sha256 over provider, endpoint path, the canonical request
 // body (ignore rules already applied) and the replica index, each field
 // length-prefixed so that no two inputs collide by concatenation. Never the
-// API key, never the host.
+// API key, never the host. Exactly:
+//
+//   key         := sha256hex(field("provider", provider) field("path", path)
+//                            field("request", request) field("replica", decimal(replica)))
+//   fingerprint := sha256hex(field("provider", provider) field("path", path)
+//                            field("request", request))
+//   field(n, v) := n "\0" decimal(byte length of v) ":" v
 std::string make_key(std::string_view provider, std::string_view path, std::string_view canonical_request,
                      int replica);
 // The same without the replica: identifies "the same request" across runs
@@ -24,8 +31,8 @@ std::string make_fingerprint(std::string_view provider, std::string_view path,
                              std::string_view canonical_request);
 
 struct Lookup {
-  std::optional<Entry> entry;   // a verified hit
-  std::string corrupt_reason;   // set when a file existed but was rejected (a miss with a warning)
+  std::optional<Entry> entry; // a verified hit
+  std::string corrupt_reason; // set when a file existed but was rejected (a miss with a warning)
 };
 
 struct Stats {
@@ -37,30 +44,51 @@ struct Stats {
 // so a reader sees a whole entry or none. Paths are built only from hex
 // keys, and a symlink anywhere below the root is refused, so nothing is
 // read or written outside it.
+//
+// Every method that takes a key throws Error(bad_input) unless it is 64
+// lowercase hex digits. The root is created on the first put(); the
+// constructor throws Error(cannot_run) when it exists as a symlink or as
+// something other than a directory.
 class Store {
 public:
   explicit Store(std::filesystem::path root);
 
-  Lookup get(const std::string& key) const;
-  // Writes atomically; throws Error(cannot_run) when the directory is not
-  // writable or the disk is full.
-  void put(const Entry& e);
-  bool remove(const std::string& key);
+  // A missing entry is a plain miss; a rejected one (corrupt, truncated,
+  // symlinked, not a regular file) is a miss with corrupt_reason set to
+  // "<path>: <reason>". Never throws for what it finds on disk.
+  Lookup get(const std::string &key) const;
+  // Writes atomically; throws Error(cannot_run) naming the path when the
+  // directory is not writable, is a symlink, or the disk is full.
+  void put(const Entry &e);
+  // Removes one entry; false when there was none. A symlinked shard
+  // directory is never entered (false).
+  bool remove(const std::string &key);
 
+  // `entries`/`bytes` count valid entries; `corrupt` counts everything
+  // verify() would list; `temp_files` counts leftover temp files.
   Stats stats() const;
-  // Checks every entry; returns "path: reason" per bad one.
+  // Checks every file under the root, never following a symlink; returns
+  // "path: reason" per bad one (corrupt entries, symlinks, files that are not
+  // entries), sorted. Temp files are not listed.
   std::vector<std::string> verify() const;
-  // Removes corrupt entries, stray temp files older than `temp_age`, and
-  // entries whose key is not in `keep` when `keep` is given. Returns count.
-  std::size_t prune(const std::vector<std::string>* keep, std::chrono::seconds temp_age);
+  // Removes corrupt entries, symlinks (the links themselves), stray files in
+  // shard directories, temp files older than `temp_age`, and entries whose
+  // key is not in `keep` when `keep` is given. Unknown items directly under
+  // the root and unknown directories are only reported by verify(). Returns
+  // the number of files removed. A temp_age shorter than a write can take
+  // would remove another process's write in flight.
+  std::size_t prune(const std::vector<std::string> *keep, std::chrono::seconds temp_age);
 
-  const std::filesystem::path& root() const { return root_; }
-  std::filesystem::path path_for(const std::string& key) const;
+  const std::filesystem::path &root() const { return root_; }
+  std::filesystem::path path_for(const std::string &key) const;
 
 private:
+  void make_shard_dir(const std::string &key);
+
   std::filesystem::path root_;
   mutable std::mutex dirs_mutex_;
-  mutable std::vector<bool> dir_made_; // 256 shard dirs created yet?
+  bool root_made_ = false;             // guarded by dirs_mutex_
+  mutable std::vector<bool> dir_made_; // 256 shard dirs created yet? guarded by dirs_mutex_
 };
 
 } // namespace gate::cache

@@ -15,41 +15,62 @@ class Regex; // linear-time matcher, see regex.hpp
 // pattern is a suite error before any model call). Fields not used by a
 // type stay empty.
 struct Check {
-  std::string type;                       // equals, contains, icontains, not_contains, contains_any,
-                                          // contains_all, starts_with, regex, json, number, length
-  std::string label;                      // how results name it: type, or "type:<name>" when given a name
-  std::vector<std::string> values;        // the text operands (one for equals/contains/...)
+  std::string type;                // equals, contains, icontains, not_contains, contains_any,
+                                   // contains_all, starts_with, regex, json, number, length
+  std::string label;               // how results name it: type, or "type:<name>" when given a name
+  std::vector<std::string> values; // the text operands (one for equals/contains/..., the regex pattern)
   bool trim = true, ignore_case = false, collapse_whitespace = false; // equals options
-  std::shared_ptr<const Regex> regex;     // regex
+  std::shared_ptr<const Regex> regex;                                 // regex
   // json: each path is a JSON pointer with one condition.
   struct JsonPath {
-    std::string pointer;
+    enum class Test { exists, equals, one_of, range };
+    std::string pointer;             // as written, for messages
+    std::vector<std::string> tokens; // decoded reference tokens (~0 ~1 undone)
+    Test test = Test::exists;
     std::optional<boost::json::value> equals;
     std::vector<boost::json::value> one_of;
     std::optional<double> min, max;
-    bool exists = true;                   // exists: false → the path must be absent
+    bool exists = true; // exists: false → the path must be absent
   };
   std::vector<JsonPath> json_paths;
   // number: first number in the answer within value ± tolerance.
   double number = 0, tolerance = 0;
-  // length: chars or words within [min, max].
+  // length: chars (code points) or words within [min, max].
   std::string unit = "chars";
   std::optional<double> min, max;
 };
 
+// The check types parse() accepts, in the order error messages list them.
+const std::vector<std::string> &known_types();
+
 // Parses one check object from a suite line. `expected` is the case's
 // expected answer, used by `equals` when the check gives no value. Throws
 // Error(bad_input) with `where` (file:line) and what was expected.
-Check parse(const boost::json::value& spec, const std::optional<std::string>& expected, const std::string& where);
+Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
+            const std::string &where);
 
 struct Result {
   std::string label;
   bool passed = false;
-  std::string detail; // why it failed, short; empty on pass
+  std::string detail;   // why it failed, short and redacted; empty on pass
+  bool errored = false; // the check could not be evaluated (METRICS.md bucket `check`)
 };
 
 // Evaluates a check on a model's final answer. Pure; never throws for any
-// answer bytes (invalid UTF-8 included).
-Result evaluate(const Check& c, std::string_view answer);
+// answer bytes (invalid UTF-8 and NUL included).
+Result evaluate(const Check &c, std::string_view answer);
+
+// The first number in `text`: an optional sign (not after a letter or
+// digit; "-", "+" or U+2212), digits with optional thousands commas
+// (1,234,567), an optional decimal part; ".5" is 0.5. No exponent: "1e5"
+// is 1. nullopt when there is none.
+std::optional<double> first_number(std::string_view text);
+
+// Resolves RFC 6901 reference tokens in `doc`; nullptr when absent.
+const boost::json::value *resolve_pointer(const boost::json::value &doc,
+                                          const std::vector<std::string> &tokens);
+
+// JSON equality where numbers compare by value (1 == 1.0).
+bool json_equal(const boost::json::value &a, const boost::json::value &b);
 
 } // namespace gate::check

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <boost/json/object.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -11,27 +13,29 @@ namespace gate::config {
 // How the cache is used; see README "Cache modes".
 enum class CacheMode { replay, replay_only, record, off };
 std::string to_string(CacheMode m);
-std::optional<CacheMode> parse_cache_mode(const std::string& s);
+std::optional<CacheMode> parse_cache_mode(const std::string &s);
 
 struct ModelConfig {
-  std::string provider = "openai";          // openai | anthropic
+  std::string provider = "openai"; // openai | anthropic
+  // With provider anthropic and no explicit value, load() uses
+  // https://api.anthropic.com and ANTHROPIC_API_KEY instead.
   std::string base_url = "https://api.openai.com/v1";
   std::string api_key_env = "OPENAI_API_KEY";
-  std::string key_alias = "default";        // a name for the key, stored in routes; never the key
-  std::string name;                          // the model id sent upstream (required)
-  std::optional<double> temperature = 0.0;
+  std::string key_alias = "default";       // a name for the key, stored in routes; never the key
+  std::string name;                        // the model id sent upstream (required)
+  std::optional<double> temperature = 0.0; // nullopt: not sent
   std::optional<double> top_p;
   std::optional<std::int64_t> seed;
   std::optional<std::int64_t> max_tokens = 512;
-  double timeout_s = 60.0;                   // whole call deadline
+  double timeout_s = 60.0; // whole call deadline
   int max_retries = 3;
 };
 
 struct CacheConfig {
   std::filesystem::path dir = ".gate/cache";
   CacheMode mode = CacheMode::replay;
-  bool mode_set = false;                     // false: the default applies (replay-only in CI without a key)
-  std::vector<std::string> ignore;           // JSON pointers removed from the request before hashing
+  bool mode_set = false;           // false: the default applies (replay-only in CI without a key)
+  std::vector<std::string> ignore; // JSON pointers removed from the request before hashing
 };
 
 struct Thresholds {
@@ -47,49 +51,56 @@ struct Thresholds {
 
 struct Outputs {
   std::filesystem::path dir = ".gate/out";
-  std::filesystem::path json = "report.json"; // relative to dir
-  std::filesystem::path markdown = "report.md";
-  std::filesystem::path junit = "report.xml";
+  std::filesystem::path json = "report.json";   // relative to dir
+  std::filesystem::path markdown = "report.md"; // "" = not written
+  std::filesystem::path junit = "report.xml";   // "" = not written
 };
 
 struct Config {
-  std::filesystem::path file;                // the gate.yaml read; paths below are relative to its directory
-  std::filesystem::path suite;               // suite directory
-  std::string suite_version;                 // "" = latest
+  std::filesystem::path file;  // the gate.yaml read; paths below are relative to its directory
+  std::filesystem::path suite; // suite directory
+  std::string suite_version;   // "" = latest
+  std::string suite_sha256;    // "" = not pinned; else 64 lowercase hex digits
   ModelConfig model;
-  int runs = 3;                              // k
+  int runs = 3; // k
   int concurrency = 4;
   double token_band_pct = 25.0;
+  bool include_polluted = false; // count route-polluted tasks in the consistency gap
   CacheConfig cache;
   Thresholds thresholds;
-  std::filesystem::path baseline;            // "" = none
+  std::filesystem::path baseline; // "" = none
   Outputs outputs;
   // Selection (CLI only).
-  std::vector<std::string> filter;           // glob patterns on task id; any match selects
-  std::optional<std::size_t> sample;         // run a seeded sample of N tasks
+  std::vector<std::string> filter;   // glob patterns on task id; any match selects
+  std::optional<std::size_t> sample; // run a seeded sample of N tasks
   std::uint64_t sample_seed = 0;
 
   // Where each effective value came from: "default", "gate.yaml:12",
-  // "--runs", "env CI". Keyed by the dotted key name.
+  // "--runs", "default (CI set, no $OPENAI_API_KEY)". Keyed by the dotted
+  // key name; the CLI-only selection uses "filter", "sample", "sample_seed".
   std::map<std::string, std::string> origin;
 };
 
 // One row per configuration key: the single table that the loader, `gate
-// config show` and the README reference agree on (a unit test checks).
+// config show` and docs/config.md agree on (a unit test checks).
 struct KeyInfo {
   std::string key;      // dotted, e.g. "model.temperature"
-  std::string type;     // "string", "number", "integer", "bool", "list of strings", "path", "enum: a|b"
-  std::string fallback; // the default, as text
+  std::string type;     // e.g. "string", "path", "integer 1..1000", "number 0..2 or null", "bool",
+                        // "list of strings", "one of replay|replay-only|record|off"
+  std::string fallback; // the default, as text ("(required)" for required keys)
   std::string help;
 };
-const std::vector<KeyInfo>& key_table();
+const std::vector<KeyInfo> &key_table();
 
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".
 // Relative paths are resolved against the file's directory.
-Config load(const std::filesystem::path& file);
+Config load(const std::filesystem::path &file);
 
-// Overrides given on the command line; each records its origin.
+// Overrides given on the command line; each records its origin ("--runs",
+// "--concurrency", "--mode", "--filter", "--sample", "--sample-seed",
+// "--baseline", "--out-dir"). Paths are taken as given (relative to the
+// working directory). Values are checked against the same ranges as the file.
 struct Overrides {
   std::optional<int> runs;
   std::optional<int> concurrency;
@@ -100,13 +111,22 @@ struct Overrides {
   std::optional<std::filesystem::path> baseline;
   std::optional<std::filesystem::path> out_dir;
 };
-void apply(Config& cfg, const Overrides& o);
+void apply(Config &cfg, const Overrides &o);
 
 // Resolves the cache mode default: replay-only when CI is set and the key's
 // env var is absent, replay otherwise. Call after apply().
-void resolve_defaults(Config& cfg);
+void resolve_defaults(Config &cfg);
 
-// The effective configuration as YAML-like "key: value  # origin" lines.
-std::string show(const Config& cfg);
+// The effective configuration as YAML-like "key: value  # origin" lines, in
+// key_table() order, then the CLI-only selection when set. Redacted.
+std::string show(const Config &cfg);
+
+// The effective configuration as nested JSON ({"model": {"name": ...}}), for
+// the report. Holds the key's variable name and alias only; redacted.
+boost::json::object to_json(const Config &cfg);
+
+// An output file (outputs.json/markdown/junit) resolved against outputs.dir;
+// "" stays "" (not written), an absolute name is kept.
+std::filesystem::path output_path(const Outputs &o, const std::filesystem::path &name);
 
 } // namespace gate::config

@@ -3,6 +3,7 @@
 #include <boost/json/value.hpp>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/metrics/summary.hpp>
@@ -23,12 +24,12 @@ struct Report {
   std::string schema = k_schema;
   std::string gate_version;
   SuiteInfo suite;
-  boost::json::value config;          // effective config (no secrets: key env var name and alias only)
-  results::Route route;               // the configured route
+  boost::json::value config;           // effective config (no secrets: key env var name and alias only)
+  results::Route route;                // the configured route
   std::string started_at, finished_at; // ISO 8601 UTC; the only fields that differ between identical runs
-  bool complete = true;               // false: interrupted or aborted; partial
+  bool complete = true;                // false: interrupted or aborted; partial
   std::string incomplete_reason;
-  std::vector<results::Task> tasks;   // sorted by id
+  std::vector<results::Task> tasks;           // sorted by id
   std::vector<metrics::TaskStats> task_stats; // parallel to tasks
   metrics::SuiteStats stats;
 };
@@ -46,5 +47,15 @@ void write(const Report& r, const std::filesystem::path& file); // atomically
 
 // Recomputes task_stats and stats from tasks (used by run, analyze, merge).
 void compute(Report& r, const metrics::Options& o);
+
+// The metric options a report was computed with: "token_band_pct" (a number
+// >= 0) and "include_polluted" (a bool) from the config object when
+// present, the defaults otherwise. A wrong type is Error(bad_input) naming
+// `where`.
+metrics::Options options_from_config(const boost::json::value& config, const std::string& where);
+
+// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that what
+// gate writes (JSON, Markdown, XML) is always valid UTF-8.
+std::string to_valid_utf8(std::string_view s);
 
 } // namespace gate::report

@@ -20,8 +20,7 @@ std::string errno_text() { return std::strerror(errno); }
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
   std::string tmpl = target_.string() + std::string(k_temp_marker) + "XXXXXX";
   fd_ = ::mkstemp(tmpl.data());
-  if (fd_ < 0)
-    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  if (fd_ < 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
   // mkstemp creates 0600; written files should be as readable as any other.
   ::fchmod(fd_, 0644);
   temp_path_ = std::move(tmpl);
@@ -46,8 +45,7 @@ void AtomicFile::write(std::string_view data) {
 void AtomicFile::commit() {
   int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0)
-    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  if (::close(fd) != 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
     throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
   committed_ = true;
@@ -63,7 +61,7 @@ std::string read_file(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_bad_input("cannot read " + path.string() + ": " + errno_text());
   std::string out;
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[65536];
   for (;;) {

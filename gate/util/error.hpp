@@ -33,7 +33,6 @@ private:
 [[noreturn]] void throw_cannot_run(const std::string& message);
 
 // "file:line:col: message" (col omitted when 0, line omitted when 0).
-std::string located(const std::string& file, std::size_t line, std::size_t col,
-                    const std::string& message);
+std::string located(const std::string& file, std::size_t line, std::size_t col, const std::string& message);
 
 } // namespace gate

@@ -185,9 +185,9 @@ void append_canonical(const boost::json::value& v, std::string& out) {
     const auto& o = v.get_object();
     std::vector<const boost::json::key_value_pair*> items;
     items.reserve(o.size());
-    for (const auto& kv : o) items.push_back(&kv);
-    std::sort(items.begin(), items.end(),
-              [](const auto* a, const auto* b) { return a->key() < b->key(); });
+    for (const auto& kv : o)
+      items.push_back(&kv);
+    std::sort(items.begin(), items.end(), [](const auto* a, const auto* b) { return a->key() < b->key(); });
     out.push_back('{');
     bool first = true;
     for (const auto* kv : items) {
@@ -215,7 +215,8 @@ const boost::json::object& as_object(const boost::json::value& v, const std::str
 }
 
 namespace {
-const boost::json::value& field(const boost::json::object& o, std::string_view key, const std::string& where) {
+const boost::json::value& field(const boost::json::object& o, std::string_view key,
+                                const std::string& where) {
   const auto* p = o.if_contains(boost::json::string_view(key.data(), key.size()));
   if (p == nullptr) throw_bad_input(where + ": missing field \"" + std::string(key) + "\"");
   return *p;

@@ -15,8 +15,8 @@ struct ParseLimits {
 // trailing data are errors. Throws Error(bad_input) as
 // "where:line:col: what was expected"; `first_line` is the line number the
 // text starts at in its file (for one line of a JSONL file).
-boost::json::value parse_strict(std::string_view text, const std::string& where,
-                                std::size_t first_line = 1, ParseLimits limits = {});
+boost::json::value parse_strict(std::string_view text, const std::string& where, std::size_t first_line = 1,
+                                ParseLimits limits = {});
 
 // Canonical form: object keys sorted by byte order, no whitespace, numbers
 // in their shortest round-trip form. Equal values give equal bytes; this is

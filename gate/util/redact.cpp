@@ -57,7 +57,8 @@ void register_secret(std::string_view secret) {
   std::string b64 = base64_encode(secret);
   // The unpadded stem also matches when the secret sits inside a longer
   // base64 text at a 3-byte boundary.
-  while (!b64.empty() && b64.back() == '=') b64.pop_back();
+  while (!b64.empty() && b64.back() == '=')
+    b64.pop_back();
   if (b64.size() > 4) b64.resize(b64.size() - (secret.size() % 3 == 0 ? 0 : 1));
   add_form(b64);
   add_form(base64_encode("Bearer " + std::string(secret)));

@@ -42,7 +42,8 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   std::size_t end = max_bytes;
   // Step back over continuation bytes so the cut lands on a sequence start.
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80) --end;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80)
+    --end;
   return s.substr(0, end);
 }
 
@@ -62,7 +63,8 @@ bool glob_match(std::string_view pattern, std::string_view text) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == '*')
+    ++p;
   return p == pattern.size();
 }
 

@@ -1,1 +1,428 @@
-// Being written (net helper).
+#include <tests/support/fake_upstream.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+
+namespace gate::testing {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr std::uint64_t k_request_body_limit = 64ull << 20;
+// Long enough for any test's pause between calls; short enough that a
+// client that vanished does not pin a session for the whole run.
+constexpr auto k_idle_timeout = std::chrono::seconds(60);
+
+void check_keys(const boost::json::object &o, std::initializer_list<std::string_view> allowed,
+                const std::string &where) {
+  for (const auto &kv : o) {
+    bool known = false;
+    for (auto a : allowed)
+      known = known || kv.key() == a;
+    if (!known) throw_bad_input(where + ": unknown key \"" + std::string(kv.key()) + "\"");
+  }
+}
+
+std::string optional_string(const boost::json::object &o, std::string_view key, const std::string &where) {
+  return o.contains(key) ? json::get_string(o, key, where) : "";
+}
+
+const boost::json::array &array_field(const boost::json::object &o, std::string_view key,
+                                      const std::string &where) {
+  const auto &v = o.at(key);
+  if (!v.is_array()) throw_bad_input(where + ": field \"" + std::string(key) + "\" must be an array");
+  return v.get_array();
+}
+
+Rule parse_rule(const boost::json::value &v, const std::string &where) {
+  const auto &o = json::as_object(v, where);
+  check_keys(o, {"match", "answers"}, where);
+  Rule r;
+  r.match = optional_string(o, "match", where);
+  if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
+  for (const auto &a : array_field(o, "answers", where)) {
+    if (!a.is_string()) throw_bad_input(where + ": \"answers\" must hold strings");
+    r.answers.emplace_back(a.get_string());
+  }
+  if (r.answers.empty()) throw_bad_input(where + ": \"answers\" must not be empty");
+  return r;
+}
+
+Fault parse_fault(const boost::json::value &v, const std::string &where) {
+  const auto &o = json::as_object(v, where);
+  check_keys(o, {"match", "status", "times", "body", "headers", "close"}, where);
+  Fault f;
+  f.match = optional_string(o, "match", where);
+  if (o.contains("status")) f.status = static_cast<int>(json::get_int(o, "status", where));
+  if (f.status < 100 || f.status > 599) throw_bad_input(where + ": \"status\" must be from 100 to 599");
+  if (o.contains("times")) f.times = static_cast<int>(json::get_int(o, "times", where));
+  if (f.times < 0) throw_bad_input(where + ": \"times\" must not be negative");
+  f.body = optional_string(o, "body", where);
+  if (o.contains("close")) f.close_without_response = json::get_bool(o, "close", where);
+  if (o.contains("headers")) {
+    const auto &h = json::as_object(o.at("headers"), where + ".headers");
+    for (const auto &kv : h) {
+      if (!kv.value().is_string()) throw_bad_input(where + ".headers: values must be strings");
+      f.headers.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
+    }
+  }
+  return f;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The text of a message content: a string, or an array of content blocks
+// whose "text" parts are joined (both providers allow either).
+std::string content_text(const boost::json::value *v) {
+  if (v == nullptr) return "";
+  if (v->is_string()) return std::string(v->get_string());
+  std::string out;
+  if (v->is_array())
+    for (const auto &block : v->get_array())
+      if (const auto *o = block.if_object())
+        if (const auto *t = o->if_contains("text"); t != nullptr && t->is_string()) {
+          if (!out.empty()) out += ' ';
+          out += std::string_view(t->get_string());
+        }
+  return out;
+}
+
+std::int64_t count_words(std::string_view s) {
+  std::istringstream in{std::string(s)};
+  std::int64_t n = 0;
+  std::string w;
+  while (in >> w)
+    ++n;
+  return n;
+}
+
+std::string error_body(int status, const std::string &message) {
+  const char *type = status == 401   ? "authentication_error"
+                     : status == 403 ? "permission_error"
+                     : status == 404 ? "not_found_error"
+                     : status == 429 ? "rate_limit_error"
+                     : status >= 500 ? "server_error"
+                                     : "invalid_request_error";
+  boost::json::object err{{"message", message}, {"type", type}, {"code", nullptr}};
+  return boost::json::serialize(boost::json::object{{"error", std::move(err)}});
+}
+
+struct Outcome {
+  bool drop = false; // close the connection without a response
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+Outcome json_outcome(int status, std::string body) {
+  Outcome out;
+  out.status = status;
+  out.body = std::move(body);
+  return out;
+}
+
+} // namespace
+
+Script parse_script(const std::string &json_text, const std::string &where) {
+  boost::json::value v = json::parse_strict(json_text, where);
+  const auto &o = json::as_object(v, where);
+  check_keys(o, {"latency_ms", "rules", "faults"}, where);
+  Script s;
+  if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
+  if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
+  if (o.contains("rules")) {
+    const auto &rules = array_field(o, "rules", where);
+    for (std::size_t i = 0; i < rules.size(); ++i)
+      s.rules.push_back(parse_rule(rules[i], where + ": rules[" + std::to_string(i) + "]"));
+  }
+  if (o.contains("faults")) {
+    const auto &faults = array_field(o, "faults", where);
+    for (std::size_t i = 0; i < faults.size(); ++i)
+      s.faults.push_back(parse_fault(faults[i], where + ": faults[" + std::to_string(i) + "]"));
+  }
+  return s;
+}
+
+namespace {
+
+// The upstream's behaviour and records, apart from the sockets: what a
+// session asks for each request it reads.
+struct Service {
+  explicit Service(Script s) : script(std::move(s)), fault_used(script.faults.size(), 0) {}
+
+  Script script;
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> connections{0};
+
+  mutable std::mutex mutex; // guards the members below
+  std::vector<RequestLog> log;
+  std::map<std::string, std::uint64_t> answered; // request body → times answered
+  std::vector<int> fault_used;
+  std::uint64_t completions = 0;
+
+  Outcome handle(const http::request<http::string_body> &req);
+  Outcome complete(bool anthropic, const boost::json::object &body, const std::string &raw);
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+public:
+  Session(tcp::socket socket, Service &service)
+      : stream_(std::move(socket)), timer_(stream_.get_executor()), service_(service) {}
+
+  void start() { read(); }
+
+private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(k_request_body_limit);
+    stream_.expires_after(k_idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) return close();
+    auto req = parser_->release();
+    Outcome out = service_.handle(req);
+    if (out.drop) return close();
+    // A script header Beast refuses (a value over its field limit) must not
+    // take the test process down with an exception on a server thread.
+    try {
+      respond(req, std::move(out));
+    } catch (const std::exception &) {
+      close();
+    }
+  }
+
+  void respond(const http::request<http::string_body> &req, Outcome out) {
+    res_ = {};
+    res_.version(11);
+    res_.result(static_cast<unsigned>(out.status));
+    res_.set(http::field::server, "gate-fake-upstream");
+    res_.set(http::field::content_type, "application/json");
+    for (const auto &[k, v] : out.headers)
+      res_.set(k, v);
+    res_.body() = std::move(out.body);
+    res_.keep_alive(req.keep_alive());
+    res_.prepare_payload();
+    if (service_.script.latency_ms <= 0) return write();
+    // A timer, not a sleep: other connections on this thread keep going.
+    timer_.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(
+        std::chrono::duration<double, std::milli>(service_.script.latency_ms)));
+    timer_.async_wait([self = shared_from_this()](beast::error_code) { self->write(); });
+  }
+
+  void write() {
+    stream_.expires_after(k_idle_timeout);
+    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec || !self->res_.keep_alive()) return self->close();
+      self->read();
+    });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  asio::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  Service &service_;
+};
+
+Outcome Service::handle(const http::request<http::string_body> &req) {
+  RequestLog entry;
+  entry.method = std::string(req.method_string());
+  entry.target = std::string(req.target());
+  entry.body = req.body();
+  for (const auto &f : req) {
+    std::string name(f.name_string());
+    for (char &c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    entry.headers[name] = std::string(f.value());
+  }
+  {
+    std::lock_guard lock(mutex);
+    log.push_back(std::move(entry));
+  }
+  ++requests;
+
+  std::string_view target = req.target();
+  target = target.substr(0, target.find('?'));
+  if (req.method() == http::verb::get && ends_with(target, "/models")) {
+    boost::json::object model{
+        {"id", "fake-model"}, {"object", "model"}, {"created", 0}, {"owned_by", "gate"}};
+    boost::json::object list{{"object", "list"}, {"data", boost::json::array{std::move(model)}}};
+    return json_outcome(200, boost::json::serialize(list));
+  }
+  bool openai = ends_with(target, "/chat/completions");
+  bool anthropic = ends_with(target, "/v1/messages");
+  if (!openai && !anthropic) return json_outcome(404, error_body(404, "no route for " + std::string(target)));
+  if (req.method() != http::verb::post) return json_outcome(405, error_body(405, "use POST"));
+
+  boost::system::error_code ec;
+  boost::json::value body = boost::json::parse(req.body(), ec);
+  if (ec || !body.is_object()) return json_outcome(400, error_body(400, "the body is not a JSON object"));
+  return complete(anthropic, body.get_object(), req.body());
+}
+
+Outcome Service::complete(bool anthropic, const boost::json::object &body, const std::string &raw) {
+  std::string model;
+  if (const auto *m = body.if_contains("model"); m != nullptr && m->is_string()) model = m->get_string();
+  std::string last_user;
+  std::int64_t prompt_words = 0;
+  if (anthropic) prompt_words += count_words(content_text(body.if_contains("system")));
+  if (const auto *msgs = body.if_contains("messages"); msgs != nullptr && msgs->is_array()) {
+    for (const auto &m : msgs->get_array()) {
+      const auto *o = m.if_object();
+      if (o == nullptr) continue;
+      std::string text = content_text(o->if_contains("content"));
+      prompt_words += count_words(text);
+      if (const auto *role = o->if_contains("role"); role != nullptr && role->is_string() && *role == "user")
+        last_user = text;
+    }
+  }
+
+  std::lock_guard lock(mutex);
+  for (std::size_t i = 0; i < script.faults.size(); ++i) {
+    const Fault &f = script.faults[i];
+    if (fault_used[i] >= f.times || last_user.find(f.match) == std::string::npos) continue;
+    ++fault_used[i];
+    Outcome out;
+    out.drop = f.close_without_response;
+    out.status = f.status;
+    out.headers = f.headers;
+    out.body = f.body.empty() ? error_body(f.status, "fake upstream fault: HTTP " + std::to_string(f.status))
+                              : f.body;
+    return out;
+  }
+
+  std::uint64_t occurrence = answered[raw]++;
+  std::string answer = "echo: " + last_user;
+  for (const auto &rule : script.rules) {
+    if (last_user.find(rule.match) == std::string::npos) continue;
+    answer = rule.answers[occurrence % rule.answers.size()];
+    break;
+  }
+  std::uint64_t n = ++completions;
+  std::int64_t prompt = prompt_words + 3;
+  std::int64_t completion = count_words(answer) + 1;
+
+  boost::json::object res;
+  if (anthropic) {
+    res = {{"id", "msg_fake_" + std::to_string(n)},
+           {"type", "message"},
+           {"role", "assistant"},
+           {"model", model},
+           {"content", boost::json::array{boost::json::object{{"type", "text"}, {"text", answer}}}},
+           {"stop_reason", "end_turn"},
+           {"stop_sequence", nullptr},
+           {"usage", boost::json::object{{"input_tokens", prompt}, {"output_tokens", completion}}}};
+  } else {
+    boost::json::object message{{"role", "assistant"}, {"content", answer}};
+    boost::json::object choice{{"index", 0}, {"message", std::move(message)}, {"finish_reason", "stop"}};
+    res = {{"id", "chatcmpl-fake-" + std::to_string(n)},
+           {"object", "chat.completion"},
+           {"model", model},
+           {"choices", boost::json::array{std::move(choice)}},
+           {"usage", boost::json::object{{"prompt_tokens", prompt},
+                                         {"completion_tokens", completion},
+                                         {"total_tokens", prompt + completion}}}};
+  }
+  return json_outcome(200, boost::json::serialize(res));
+}
+
+} // namespace
+
+struct FakeUpstream::Impl {
+  explicit Impl(Script s) : service(std::move(s)) {}
+
+  void accept() {
+    acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return; // the acceptor was closed
+      ++service.connections;
+      std::make_shared<Session>(std::move(socket), service)->start();
+      accept();
+    });
+  }
+
+  Service service;
+  std::unique_ptr<asio::io_context> ioc; // before the acceptor: destroyed after it
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  unsigned short port = 0;
+};
+
+FakeUpstream::FakeUpstream(Script script) : impl_(std::make_unique<Impl>(std::move(script))) {}
+
+FakeUpstream::~FakeUpstream() { stop(); }
+
+void FakeUpstream::start(unsigned short port, int threads) {
+  stop();
+  impl_->ioc = std::make_unique<asio::io_context>(std::max(1, threads));
+  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->ioc);
+  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  beast::error_code ec;
+  impl_->acceptor->open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor->bind(endpoint, ec);
+  if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    impl_->acceptor.reset();
+    impl_->ioc.reset();
+    throw_cannot_run("fake upstream: cannot listen on 127.0.0.1:" + std::to_string(port) + ": " +
+                     ec.message());
+  }
+  impl_->port = impl_->acceptor->local_endpoint().port();
+  impl_->accept();
+  for (int i = 0; i < std::max(1, threads); ++i)
+    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+}
+
+void FakeUpstream::stop() {
+  if (!impl_->ioc) return;
+  impl_->ioc->stop();
+  for (auto &t : impl_->threads)
+    t.join();
+  impl_->threads.clear();
+  impl_->acceptor.reset();
+  // Destroying the io_context destroys the pending handlers, and with them
+  // the sessions: every client connection is closed now, not at exit.
+  impl_->ioc.reset();
+}
+
+unsigned short FakeUpstream::port() const { return impl_->port; }
+
+std::string FakeUpstream::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port) + "/v1";
+}
+
+std::uint64_t FakeUpstream::requests() const { return impl_->service.requests; }
+
+std::uint64_t FakeUpstream::connections() const { return impl_->service.connections; }
+
+std::vector<RequestLog> FakeUpstream::log() const {
+  std::lock_guard lock(impl_->service.mutex);
+  return impl_->service.log;
+}
+
+} // namespace gate::testing

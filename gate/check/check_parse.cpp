@@ -1,0 +1,271 @@
+#include <gate/check/check.hpp>
+
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include <gate/check/regex.hpp>
+#include <gate/util/error.hpp>
+
+namespace gate::check {
+
+namespace {
+
+struct TypeInfo {
+  const char *type;
+  std::vector<std::string> fields; // besides "type" and "name"
+};
+
+const std::vector<TypeInfo> &type_table() {
+  static const std::vector<TypeInfo> k_types = {
+      {"equals", {"value", "trim", "ignore_case", "collapse_whitespace"}},
+      {"contains", {"value"}},
+      {"icontains", {"value"}},
+      {"not_contains", {"value"}},
+      {"starts_with", {"value"}},
+      {"contains_any", {"values"}},
+      {"contains_all", {"values"}},
+      {"regex", {"pattern", "ignore_case"}},
+      {"json", {"paths"}},
+      {"number", {"value", "tolerance"}},
+      {"length", {"unit", "min", "max"}},
+  };
+  return k_types;
+}
+
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const auto &s : items)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+const char *kind_name(const boost::json::value &v) {
+  switch (v.kind()) {
+  case boost::json::kind::null: return "null";
+  case boost::json::kind::bool_: return "a boolean";
+  case boost::json::kind::int64:
+  case boost::json::kind::uint64:
+  case boost::json::kind::double_: return "a number";
+  case boost::json::kind::string: return "a string";
+  case boost::json::kind::array: return "an array";
+  case boost::json::kind::object: return "an object";
+  }
+  return "a value";
+}
+
+double to_double(const boost::json::value &v) {
+  if (v.is_int64()) return static_cast<double>(v.get_int64());
+  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
+  return v.get_double();
+}
+
+// Typed access to the fields of one check object; every message starts
+// with `at`, which names the suite line and the check.
+struct Fields {
+  const boost::json::object &obj;
+  std::string at;
+
+  [[noreturn]] void fail(const std::string &what) const { throw_bad_input(at + ": " + what); }
+
+  const boost::json::value *get(const char *key) const { return obj.if_contains(key); }
+
+  [[noreturn]] void wrong(const char *key, const char *expected, const boost::json::value &v) const {
+    fail(std::string("\"") + key + "\" must be " + expected + ", got " + kind_name(v));
+  }
+
+  std::optional<std::string> text(const char *key) const {
+    const auto *v = get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) wrong(key, "a string", *v);
+    return std::string(v->get_string());
+  }
+  std::string nonempty_text(const char *key) const {
+    auto s = text(key);
+    if (!s) fail(std::string("missing \"") + key + "\" (a non-empty string)");
+    if (s->empty()) fail(std::string("\"") + key + "\" must not be empty");
+    return *s;
+  }
+  std::optional<bool> flag(const char *key) const {
+    const auto *v = get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_bool()) wrong(key, "true or false", *v);
+    return v->get_bool();
+  }
+  std::optional<double> number(const char *key) const {
+    const auto *v = get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) wrong(key, "a number", *v);
+    return to_double(*v);
+  }
+  std::vector<std::string> texts(const char *key) const {
+    const auto *v = get(key);
+    if (v == nullptr) fail(std::string("missing \"") + key + "\" (a non-empty array of strings)");
+    if (!v->is_array() || v->get_array().empty()) wrong(key, "a non-empty array of strings", *v);
+    std::vector<std::string> out;
+    for (const auto &e : v->get_array()) {
+      if (!e.is_string() || e.get_string().empty())
+        fail(std::string("\"") + key + "[" + std::to_string(out.size()) + "]\" must be a non-empty string");
+      out.emplace_back(e.get_string());
+    }
+    return out;
+  }
+  void only(const std::vector<std::string> &allowed) const {
+    for (const auto &kv : obj) {
+      std::string_view k(kv.key());
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        fail("unknown field \"" + std::string(k) + "\" (expected: " + join(allowed) + ")");
+    }
+  }
+};
+
+void check_bounds(const Fields &f, std::optional<double> min, std::optional<double> max) {
+  if (min && max && *min > *max) f.fail("\"min\" is greater than \"max\"");
+}
+
+// RFC 6901: "" is the whole document; otherwise "/"-separated tokens in
+// which "~1" stands for "/" and "~0" for "~".
+std::vector<std::string> pointer_tokens(const std::string &ptr, const Fields &f) {
+  std::vector<std::string> tokens;
+  if (ptr.empty()) return tokens;
+  if (ptr.front() != '/')
+    f.fail("\"path\" must be a JSON pointer starting with '/' (or \"\"), got \"" + ptr + "\"");
+  for (std::size_t i = 0; i < ptr.size(); ++i) {
+    char c = ptr[i];
+    if (c == '/') {
+      tokens.emplace_back();
+    } else if (c == '~') {
+      char e = i + 1 < ptr.size() ? ptr[i + 1] : '\0';
+      if (e != '0' && e != '1') f.fail("\"path\" has '~' not followed by 0 or 1 in \"" + ptr + "\"");
+      tokens.back().push_back(e == '0' ? '~' : '/');
+      ++i;
+    } else {
+      tokens.back().push_back(c);
+    }
+  }
+  return tokens;
+}
+
+Check::JsonPath parse_path(const boost::json::value &v, const Fields &parent, std::size_t index) {
+  std::string at = parent.at + ": paths[" + std::to_string(index) + "]";
+  if (!v.is_object())
+    throw_bad_input(at + ": expected an object like {\"path\": \"/a/0\", \"equals\": 1}, got " +
+                    kind_name(v));
+  Fields f{v.get_object(), at};
+  f.only({"path", "equals", "one_of", "min", "max", "exists"});
+  Check::JsonPath p;
+  auto ptr = f.text("path");
+  if (!ptr) f.fail("missing \"path\" (a JSON pointer such as \"/answer/0\")");
+  p.pointer = *ptr;
+  p.tokens = pointer_tokens(*ptr, f);
+  int tests = 0;
+  if (const auto *e = f.get("equals")) {
+    p.test = Check::JsonPath::Test::equals;
+    p.equals = *e;
+    ++tests;
+  }
+  if (const auto *o = f.get("one_of")) {
+    if (!o->is_array() || o->get_array().empty()) f.wrong("one_of", "a non-empty array", *o);
+    p.test = Check::JsonPath::Test::one_of;
+    p.one_of.assign(o->get_array().begin(), o->get_array().end());
+    ++tests;
+  }
+  p.min = f.number("min");
+  p.max = f.number("max");
+  if (p.min || p.max) {
+    check_bounds(f, p.min, p.max);
+    p.test = Check::JsonPath::Test::range;
+    ++tests;
+  }
+  if (auto e = f.flag("exists")) {
+    p.test = Check::JsonPath::Test::exists;
+    p.exists = *e;
+    ++tests;
+  }
+  if (tests != 1)
+    f.fail("expected exactly one condition: \"equals\", \"one_of\", \"min\"/\"max\" or \"exists\"");
+  return p;
+}
+
+} // namespace
+
+const std::vector<std::string> &known_types() {
+  static const std::vector<std::string> k_names = [] {
+    std::vector<std::string> out;
+    for (const auto &t : type_table())
+      out.emplace_back(t.type);
+    return out;
+  }();
+  return k_names;
+}
+
+Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
+            const std::string &where) {
+  const std::string known = join(known_types());
+  if (!spec.is_object())
+    throw_bad_input(where +
+                    ": a check must be an object like {\"type\": \"contains\", \"value\": \"...\"}, got " +
+                    kind_name(spec));
+  const auto &obj = spec.get_object();
+  const auto *type_v = obj.if_contains("type");
+  if (type_v == nullptr || !type_v->is_string())
+    throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
+  Check c;
+  c.type = std::string(type_v->get_string());
+  auto info = std::find_if(type_table().begin(), type_table().end(),
+                           [&](const TypeInfo &t) { return c.type == t.type; });
+  if (info == type_table().end())
+    throw_bad_input(where + ": unknown check type \"" + c.type + "\" (known: " + known + ")");
+
+  Fields f{obj, where + ": check \"" + c.type + "\""};
+  c.label = c.type;
+  if (auto name = f.text("name")) {
+    if (name->empty()) f.fail("\"name\" must not be empty");
+    c.label += ":" + *name;
+    f.at = where + ": check \"" + c.label + "\"";
+  }
+  std::vector<std::string> allowed{"type", "name"};
+  allowed.insert(allowed.end(), info->fields.begin(), info->fields.end());
+  f.only(allowed);
+
+  const std::string &t = c.type;
+  if (t == "equals") {
+    auto v = f.text("value");
+    if (!v && !expected) f.fail("no \"value\" and the case has no \"expected\" to compare with");
+    c.values.push_back(v ? *v : *expected);
+    c.trim = f.flag("trim").value_or(true);
+    c.ignore_case = f.flag("ignore_case").value_or(false);
+    c.collapse_whitespace = f.flag("collapse_whitespace").value_or(false);
+  } else if (t == "contains" || t == "icontains" || t == "not_contains" || t == "starts_with") {
+    c.values.push_back(f.nonempty_text("value"));
+  } else if (t == "contains_any" || t == "contains_all") {
+    c.values = f.texts("values");
+  } else if (t == "regex") {
+    c.values.push_back(f.nonempty_text("pattern"));
+    c.ignore_case = f.flag("ignore_case").value_or(false);
+    c.regex = std::make_shared<const Regex>(c.values.front(), f.at, c.ignore_case);
+  } else if (t == "json") {
+    if (const auto *paths = f.get("paths")) {
+      if (!paths->is_array()) f.wrong("paths", "an array of {\"path\": ..., <condition>} objects", *paths);
+      for (const auto &p : paths->get_array())
+        c.json_paths.push_back(parse_path(p, f, c.json_paths.size()));
+    }
+  } else if (t == "number") {
+    auto v = f.number("value");
+    if (!v) f.fail("missing \"value\" (a number)");
+    c.number = *v;
+    c.tolerance = f.number("tolerance").value_or(0);
+    if (c.tolerance < 0) f.fail("\"tolerance\" must not be negative");
+  } else if (t == "length") {
+    c.unit = f.text("unit").value_or("chars");
+    if (c.unit != "chars" && c.unit != "words")
+      f.fail("\"unit\" must be \"chars\" or \"words\", got \"" + c.unit + "\"");
+    c.min = f.number("min");
+    c.max = f.number("max");
+    if (!c.min && !c.max) f.fail("expected \"min\", \"max\" or both");
+    if ((c.min && *c.min < 0) || (c.max && *c.max < 0)) f.fail("\"min\" and \"max\" must not be negative");
+    check_bounds(f, c.min, c.max);
+  }
+  return c;
+}
+
+} // namespace gate::check

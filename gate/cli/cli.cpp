@@ -1,0 +1,106 @@
+#include <gate/cli/cli.hpp>
+
+#include <algorithm>
+#include <boost/program_options/errors.hpp>
+#include <iostream>
+
+#include <gate/cli/commands.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/version.hpp>
+
+namespace gate::cli {
+
+namespace {
+
+int cmd_version(const Args&) {
+  std::cout << "gate " << k_version << "\n";
+  return 0;
+}
+
+int cmd_help(const Args& args);
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+void usage(std::ostream& out) {
+  out << "gate " << k_version << " — a regression gate for LLM and agent evaluations\n\n"
+      << "usage: gate <command> [options]\n\ncommands:\n";
+  for (const auto& c : commands()) {
+    std::string name = c.name;
+    name.resize(10, ' ');
+    out << "  " << name << c.summary << "\n";
+  }
+  out << "\n`gate <command> --help` shows a command's options.\n"
+      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage, 3 could not run,\n"
+      << "            4 replay-only cache miss, 130/143 interrupted\n";
+}
+
+int cmd_help(const Args& args) {
+  if (!args.empty()) {
+    for (const auto& c : commands())
+      if (args[0] == c.name) return c.run({"--help"});
+  }
+  usage(std::cout);
+  return 0;
+}
+
+} // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"run", "run a suite k times (replay, record or fresh) and write the report", cmd_run},
+      {"suite", "verify a suite, or add a new pinned version of it", cmd_suite},
+      {"cache", "show, verify or prune the response cache", cmd_cache},
+      {"config", "show the effective configuration and where each value came from", cmd_config},
+      {"version", "print gate's version", cmd_version},
+      {"help", "show this help, or a command's", cmd_help},
+  };
+  return table;
+}
+
+int main(int argc, char** argv) {
+  Args args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) {
+      usage(std::cerr);
+      return static_cast<int>(Exit::bad_input);
+    }
+    if (args[0] == "--help" || args[0] == "-h") return cmd_help({});
+    if (args[0] == "--version") return cmd_version({});
+    for (const auto& c : commands())
+      if (args[0] == c.name) return c.run(Args(args.begin() + 1, args.end()));
+    std::string message = "unknown command \"" + args[0] + "\"";
+    for (const auto& c : commands())
+      if (edit_distance(args[0], c.name) <= 2) message += "; did you mean \"" + std::string(c.name) + "\"?";
+    throw Error(Exit::bad_input, message + " (see `gate help`)");
+  } catch (const Error& e) {
+    std::cerr << "gate: error: " << redact(e.what()) << "\n";
+    return static_cast<int>(e.code());
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "gate: error: " << redact(e.what()) << " (see `gate help`)\n";
+    return static_cast<int>(Exit::bad_input);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gate: error: out of memory\n";
+    return static_cast<int>(Exit::cannot_run);
+  } catch (const std::exception& e) {
+    // An exception that is not a gate::Error is a bug in gate, not bad input.
+    std::cerr << "gate: internal error: " << redact(e.what()) << "\n";
+    return 70;
+  }
+}
+
+} // namespace gate::cli

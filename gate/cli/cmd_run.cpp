@@ -1,0 +1,153 @@
+#include <fstream>
+#include <iostream>
+#include <mutex>
+
+#include <gate/cli/common.hpp>
+#include <gate/cli/progress.hpp>
+#include <gate/cli/signals.hpp>
+#include <gate/net/http_client.hpp>
+#include <gate/render/junit.hpp>
+#include <gate/render/markdown.hpp>
+#include <gate/report/report.hpp>
+#include <gate/run/assemble.hpp>
+#include <gate/run/runner.hpp>
+#include <gate/suite/suite.hpp>
+#include <gate/util/atomic_file.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/time.hpp>
+
+namespace gate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void add_run_options(po::options_description& d) {
+  d.add_options()("help,h",
+                  "show this help")("config,c", po::value<std::string>()->default_value("gate.yaml"),
+                                    "the gate.yaml to use")("runs,k", po::value<int>(), "runs per task (k)")(
+      "mode,m", po::value<std::string>(), "cache mode: replay | replay-only | record | off")(
+      "concurrency,j", po::value<int>(), "parallel workers")(
+      "filter", po::value<std::vector<std::string>>()->composing(),
+      "run only tasks whose id matches this glob (repeatable)")("sample", po::value<std::size_t>(),
+                                                                "run a seeded sample of N tasks")(
+      "sample-seed", po::value<std::uint64_t>(), "seed for --sample (default 0)")(
+      "out", po::value<std::string>(),
+      "directory for report.json, report.md and report.xml")("quiet,q", "no progress output");
+}
+
+config::Overrides overrides_from(const po::variables_map& vm) {
+  config::Overrides o;
+  if (vm.count("runs")) o.runs = vm["runs"].as<int>();
+  if (vm.count("mode")) o.mode = vm["mode"].as<std::string>();
+  if (vm.count("concurrency")) o.concurrency = vm["concurrency"].as<int>();
+  if (vm.count("filter")) o.filter = vm["filter"].as<std::vector<std::string>>();
+  if (vm.count("sample")) o.sample = vm["sample"].as<std::size_t>();
+  if (vm.count("sample-seed")) o.sample_seed = vm["sample-seed"].as<std::uint64_t>();
+  if (vm.count("out")) o.out_dir = fs::path(vm["out"].as<std::string>());
+  return o;
+}
+
+// Exit 4 with every missing request and how to record it; the list is also
+// written next to the reports for CI to upload.
+int report_misses(const run::Outcome& outcome, const config::Config& cfg, const fs::path& config_file) {
+  std::string list;
+  for (const auto& m : outcome.misses)
+    list += "task " + m.task_id + " run " + std::to_string(m.run) + " (key " + m.key.substr(0, 12) + ")\n";
+  fs::create_directories(cfg.outputs.dir);
+  write_file_atomically(cfg.outputs.dir / "cache-misses.txt", redact(list));
+  std::cerr << "gate: replay-only: " << outcome.misses.size()
+            << " response(s) are not in the cache; no report was written:\n";
+  std::size_t shown = 0;
+  for (const auto& m : outcome.misses) {
+    if (++shown > 20) {
+      std::cerr << "  … and " << outcome.misses.size() - 20 << " more (see "
+                << (cfg.outputs.dir / "cache-misses.txt").string() << ")\n";
+      break;
+    }
+    std::cerr << "  missing: task " << redact(m.task_id) << " run " << m.run << "\n";
+  }
+  std::cerr << "To record them, run with a key: " << cfg.model.api_key_env << "=… gate run --config "
+            << config_file.string() << " --mode replay\n";
+  return static_cast<int>(Exit::cache_miss);
+}
+
+} // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description desc("gate run options");
+  add_run_options(desc);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate run [--config gate.yaml] [options]")) return 0;
+  const fs::path config_file = vm["config"].as<std::string>();
+  const bool quiet = vm.count("quiet") != 0;
+  config::Config cfg = load_config(config_file, overrides_from(vm));
+
+  const std::string started = utc_now_iso();
+  suite::Suite s = suite::load(cfg.suite, cfg.suite_version);
+  if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
+    throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
+                                     s.name + " " + s.version + " has " + s.sha256);
+  std::vector<const suite::Case*> cases = run::select(s, cfg);
+  if (cases.empty()) throw Error(Exit::bad_input, "no task of suite " + s.name + " matches --filter");
+
+  std::optional<cache::Store> store;
+  if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
+  std::once_flag client_once;
+  std::unique_ptr<model::ModelClient> client;
+  run::Inputs in;
+  in.suite = &s;
+  in.cases = cases;
+  in.config = &cfg;
+  in.store = store ? &*store : nullptr;
+  in.client = [&]() -> model::ModelClient& {
+    std::call_once(client_once, [&] { client = net::make_http_client(cfg.model); });
+    if (!client) throw Error(Exit::cannot_run, "the model client could not be made");
+    return *client;
+  };
+  install_stop_handlers();
+  in.stop = &stop_requested();
+
+  run::Outcome outcome;
+  {
+    ProgressPrinter progress(quiet);
+    outcome = run::execute(in, progress.callbacks());
+  }
+  for (const auto& w : outcome.warnings)
+    std::cerr << "gate: warning: " << redact(w) << "\n";
+  if (!outcome.misses.empty() && outcome.fatal.empty()) return report_misses(outcome, cfg, config_file);
+
+  const std::string fatal = outcome.fatal;
+  const Exit fatal_code = outcome.fatal_code;
+  report::Report r = run::assemble(std::move(outcome), s, cfg, started, utc_now_iso());
+  fs::create_directories(cfg.outputs.dir);
+  const fs::path json_path = cfg.outputs.dir / cfg.outputs.json;
+  report::write(r, json_path);
+  write_file_atomically(cfg.outputs.dir / cfg.outputs.markdown, render::report_markdown(r));
+  write_file_atomically(cfg.outputs.dir / cfg.outputs.junit, render::report_junit(r));
+
+  const auto& st = r.stats;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s %s: success %.1f%% [%.1f, %.1f] over %lld tasks x %d runs; consistency gap %.1fpp; "
+                "%lld of %lld runs replayed; %lld errored",
+                r.suite.name.c_str(), r.suite.version.c_str(), st.overall.success_rate * 100,
+                st.overall.interval.low * 100, st.overall.interval.high * 100,
+                static_cast<long long>(r.tasks.size()), cfg.runs, st.consistency_gap_pp,
+                static_cast<long long>(st.cache_hits), static_cast<long long>(st.total_runs),
+                static_cast<long long>(st.errored_runs));
+  std::cout << redact(line) << "\nreport: " << json_path.string() << "\n";
+
+  if (!fatal.empty()) {
+    std::cerr << "gate: error: " << redact(fatal) << " (partial report marked incomplete)\n";
+    return static_cast<int>(fatal_code);
+  }
+  if (int code = stop_exit_code(); code != 0) {
+    std::cerr << "gate: interrupted; partial report marked incomplete. Rerun to resume from the cache.\n";
+    return code;
+  }
+  return 0;
+}
+
+} // namespace gate::cli

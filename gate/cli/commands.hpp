@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gate::cli {
+
+// A command's arguments after the command name.
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+// The command table; `gate help` is generated from it.
+const std::vector<Command>& commands();
+
+int cmd_run(const Args& args);
+int cmd_suite(const Args& args);
+int cmd_cache(const Args& args);
+int cmd_config(const Args& args);
+
+} // namespace gate::cli

@@ -1,0 +1,32 @@
+#include <gate/cli/common.hpp>
+
+#include <iostream>
+
+#include <gate/util/error.hpp>
+
+namespace gate::cli {
+
+bool parse_options(const Args& args, const po::options_description& desc, po::variables_map& vm,
+                   const char* usage_line, const po::positional_options_description* positional) {
+  auto parser = po::command_line_parser(args).options(desc);
+  if (positional != nullptr) parser.positional(*positional);
+  po::store(parser.run(), vm);
+  if (vm.count("help") != 0) {
+    std::cout << "usage: " << usage_line << "\n\n" << desc << "\n";
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+config::Config load_config(const std::filesystem::path& file, const config::Overrides& o) {
+  if (!std::filesystem::exists(file))
+    throw Error(Exit::bad_input, "no config file " + file.string() +
+                                     " (pass --config FILE; fixtures/demo/gate.yaml is a complete example)");
+  config::Config cfg = config::load(file);
+  config::apply(cfg, o);
+  config::resolve_defaults(cfg);
+  return cfg;
+}
+
+} // namespace gate::cli

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <string>
+
+#include <gate/cli/commands.hpp>
+#include <gate/config/config.hpp>
+
+namespace gate::cli {
+
+namespace po = boost::program_options;
+
+// Parses a command's options; unknown options and stray words are usage
+// errors (exit 2). Returns false when --help was asked and printed.
+bool parse_options(const Args& args, const po::options_description& desc, po::variables_map& vm,
+                   const char* usage_line, const po::positional_options_description* positional = nullptr);
+
+// Loads the config named by --config (default gate.yaml) and applies the
+// overrides; a missing default file gets a hint on how to start.
+config::Config load_config(const std::filesystem::path& file, const config::Overrides& o);
+
+} // namespace gate::cli

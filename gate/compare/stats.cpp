@@ -1,0 +1,307 @@
+#include <gate/compare/stats.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include <gate/util/error.hpp>
+
+namespace gate::compare {
+
+namespace {
+
+// Largest run or pair count accepted: far above any real suite, and it keeps
+// the exact sums below a second instead of hanging on a corrupt report.
+constexpr std::int64_t max_count = 100'000'000;
+
+void require(bool ok, const std::string &what) {
+  if (!ok) throw Error(Exit::bad_input, "statistics: " + what);
+}
+
+std::string counts(std::int64_t c, std::int64_t n) { return std::to_string(c) + " of " + std::to_string(n); }
+
+void require_count(std::int64_t c, std::int64_t n, const std::string &side) {
+  require(n >= 0 && c >= 0 && c <= n, side + " passes must be within 0..runs, got " + counts(c, n));
+  require(n <= max_count, side + " runs exceed " + std::to_string(max_count) + ", got " + std::to_string(n));
+}
+
+// log Σ exp(v_i), accumulated one term at a time and stable at any magnitude,
+// so a tail far below 1e-300 underflows only at the final exp.
+struct LogSum {
+  double top = -std::numeric_limits<double>::infinity();
+  double sum = 0;
+  void add(double v) {
+    if (v > top) {
+      sum = sum * std::exp(top - v) + 1;
+      top = v;
+    } else {
+      sum += std::exp(v - top);
+    }
+  }
+  double value() const { return top + std::log(sum); }
+};
+
+// Tail of a discrete law on lo..hi whose pmf ratio P(x+1)/P(x) is
+// ratio(x): P(X <= x0) when lower, else P(X >= x0). Log weights are built
+// from the ratios rather than lgamma, which is not thread-safe in glibc
+// (signgam) and loses digits at large n.
+template <typename Ratio>
+double tail(std::int64_t lo, std::int64_t hi, std::int64_t x0, bool lower, Ratio ratio) {
+  LogSum whole, part;
+  double log_w = 0, carry = 0; // Kahan: thousands of steps would otherwise drift
+  for (std::int64_t x = lo;; ++x) {
+    whole.add(log_w);
+    if (lower ? x <= x0 : x >= x0) part.add(log_w);
+    if (x == hi) break;
+    double step = std::log(ratio(x)) - carry;
+    double next = log_w + step;
+    carry = (next - log_w) - step;
+    log_w = next;
+  }
+  return std::min(1.0, std::exp(part.value() - whole.value()));
+}
+
+// X = current passes is hypergeometric: N = n_a + n_b runs, K = c_a + c_b
+// passes, n_a drawn; P(x+1)/P(x) = (K−x)(n_a−x) / ((x+1)(N−K−n_a+x+1)).
+double fisher_tail(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::int64_t n_b, bool lower) {
+  require_count(c_a, n_a, "current");
+  require_count(c_b, n_b, "baseline");
+  std::int64_t big_n = n_a + n_b;
+  std::int64_t big_k = c_a + c_b;
+  std::int64_t lo = std::max<std::int64_t>(0, big_k - n_b);
+  std::int64_t hi = std::min(big_k, n_a);
+  return tail(lo, hi, c_a, lower, [&](std::int64_t x) {
+    return static_cast<double>(big_k - x) * static_cast<double>(n_a - x) /
+           (static_cast<double>(x + 1) * static_cast<double>(big_n - big_k - n_a + x + 1));
+  });
+}
+
+void require_p_values(const std::vector<double> &p) {
+  for (std::size_t i = 0; i < p.size(); ++i)
+    require(p[i] >= 0 && p[i] <= 1, // false for NaN too
+            "p-value #" + std::to_string(i + 1) + " must be within [0, 1], got " + std::to_string(p[i]));
+}
+
+// Indices of p in ascending order of value; ties keep input order so the
+// adjustment is reproducible.
+std::vector<std::size_t> ascending(const std::vector<double> &p) {
+  std::vector<std::size_t> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+  return order;
+}
+
+// Counts of sign patterns at or beyond the observed sum, with a tolerance so
+// rounding in a different summation order never decides a tie.
+struct Hits {
+  std::size_t two_sided = 0, less = 0, greater = 0;
+  void add(double s, double observed, double tol) {
+    if (std::fabs(s) >= std::fabs(observed) - tol) ++two_sided;
+    if (s <= observed + tol) ++less;
+    if (s >= observed - tol) ++greater;
+  }
+};
+
+// Fixed so that every run of gate on every platform gives the same p.
+constexpr std::uint64_t sign_flip_seed = 0x9E3779B97F4A7C15ULL;
+
+} // namespace
+
+double fisher_one_sided_less(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::int64_t n_b) {
+  return fisher_tail(c_a, n_a, c_b, n_b, true);
+}
+
+double fisher_one_sided_greater(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::int64_t n_b) {
+  return fisher_tail(c_a, n_a, c_b, n_b, false);
+}
+
+std::vector<double> benjamini_hochberg(const std::vector<double> &p_values) {
+  require_p_values(p_values);
+  std::vector<double> q(p_values.size());
+  auto order = ascending(p_values);
+  double m = static_cast<double>(p_values.size());
+  double running = 1;
+  for (std::size_t r = order.size(); r-- > 0;) {
+    running = std::min(running, p_values[order[r]] * m / static_cast<double>(r + 1));
+    q[order[r]] = running;
+  }
+  return q;
+}
+
+std::vector<double> holm(const std::vector<double> &p_values) {
+  require_p_values(p_values);
+  std::vector<double> adjusted(p_values.size());
+  auto order = ascending(p_values);
+  double m = static_cast<double>(p_values.size());
+  double running = 0;
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    running = std::max(running, std::min(1.0, (m - static_cast<double>(r)) * p_values[order[r]]));
+    adjusted[order[r]] = running;
+  }
+  return adjusted;
+}
+
+SignFlipResult paired_sign_flip_test(const std::vector<double> &d) {
+  for (std::size_t i = 0; i < d.size(); ++i)
+    require(std::isfinite(d[i]), "difference #" + std::to_string(i + 1) + " is not a finite number");
+  SignFlipResult r;
+  std::vector<double> nonzero;
+  for (double x : d)
+    if (x != 0) nonzero.push_back(x);
+  // Sorted, so that neither the sums nor the Monte-Carlo draws depend on task order.
+  std::sort(nonzero.begin(), nonzero.end(), [](double a, double b) {
+    return std::fabs(a) != std::fabs(b) ? std::fabs(a) < std::fabs(b) : a < b;
+  });
+  std::vector<double> mag(nonzero.size());
+  double observed = 0, scale = 0;
+  for (std::size_t i = 0; i < nonzero.size(); ++i) {
+    observed += nonzero[i];
+    mag[i] = std::fabs(nonzero[i]);
+    scale += mag[i];
+  }
+  r.mean = d.empty() ? 0 : observed / static_cast<double>(d.size());
+  r.nonzero = nonzero.size();
+  r.method = "exact";
+  r.replicates = 1;
+  if (nonzero.empty()) return r;
+  double tol = 1e-9 * scale;
+  std::size_t m = mag.size();
+  Hits hits;
+  if (m <= sign_flip_exact_max) {
+    // Every pattern, bit i set = d_i negated; pattern 0 is the observed sum itself.
+    std::size_t patterns = std::size_t{1} << m;
+    for (std::size_t mask = 0; mask < patterns; ++mask) {
+      double s = 0;
+      for (std::size_t i = 0; i < m; ++i)
+        s += (mask >> i & 1U) ? -mag[i] : mag[i];
+      hits.add(s, observed, tol);
+    }
+    r.replicates = patterns;
+    auto n = static_cast<double>(patterns);
+    r.p_two_sided = static_cast<double>(hits.two_sided) / n;
+    r.p_less = static_cast<double>(hits.less) / n;
+    r.p_greater = static_cast<double>(hits.greater) / n;
+    return r;
+  }
+  std::mt19937_64 rng(sign_flip_seed);
+  for (std::size_t b = 0; b < sign_flip_replicates; ++b) {
+    // Sum of the flipped magnitudes, multiplied in rather than branched on:
+    // a random branch mispredicts half the time and triples the run time.
+    double flipped = 0;
+    for (std::size_t start = 0; start < m; start += 64) {
+      std::uint64_t bits = rng();
+      std::size_t end = std::min(m, start + 64);
+      for (std::size_t i = start; i < end; ++i)
+        flipped += mag[i] * static_cast<double>(bits >> (i - start) & 1U);
+    }
+    hits.add(scale - 2 * flipped, observed, tol);
+  }
+  r.method = "monte-carlo";
+  r.replicates = sign_flip_replicates;
+  auto n = static_cast<double>(sign_flip_replicates) + 1;
+  r.p_two_sided = (1 + static_cast<double>(hits.two_sided)) / n;
+  r.p_less = (1 + static_cast<double>(hits.less)) / n;
+  r.p_greater = (1 + static_cast<double>(hits.greater)) / n;
+  return r;
+}
+
+MeanInterval mean_diff_interval(const std::vector<double> &d) {
+  for (std::size_t i = 0; i < d.size(); ++i)
+    require(std::isfinite(d[i]), "difference #" + std::to_string(i + 1) + " is not a finite number");
+  MeanInterval r;
+  if (d.empty()) return r;
+  auto m = static_cast<double>(d.size());
+  r.mean = std::accumulate(d.begin(), d.end(), 0.0) / m;
+  r.interval = {r.mean, r.mean};
+  if (d.size() < 2) return r;
+  double ss = 0;
+  for (double x : d)
+    ss += (x - r.mean) * (x - r.mean);
+  double sd = std::sqrt(ss / (m - 1));
+  double half = metrics::t_quantile(0.975, m - 1) * sd / std::sqrt(m);
+  r.interval = {r.mean - half, r.mean + half};
+  r.has_spread = true;
+  return r;
+}
+
+McNemarResult mcnemar_exact(std::int64_t b, std::int64_t c) {
+  require(b >= 0 && c >= 0 && b <= max_count && c <= max_count,
+          "discordant counts must be within 0.." + std::to_string(max_count) + ", got " + std::to_string(b) +
+              " and " + std::to_string(c));
+  McNemarResult r;
+  r.discordant = b + c;
+  if (r.discordant == 0) return r;
+  // B ~ Binomial(n, 1/2): P(i+1)/P(i) = (n−i)/(i+1).
+  std::int64_t n = r.discordant;
+  auto ratio = [n](std::int64_t i) { return static_cast<double>(n - i) / static_cast<double>(i + 1); };
+  r.p_more = tail(0, n, b, false, ratio);
+  r.p_fewer = tail(0, n, b, true, ratio);
+  r.p_two_sided = std::min(1.0, 2 * std::min(r.p_more, r.p_fewer));
+  return r;
+}
+
+NoiseFloor detectable_change(const std::vector<PassCount> &baseline, std::int64_t runs_current, double alpha,
+                             double power) {
+  require(runs_current >= 1, "current runs per task must be at least 1, got " + std::to_string(runs_current));
+  require(alpha > 0 && alpha < 1, "alpha must be in (0, 1), got " + std::to_string(alpha));
+  require(power > 0 && power < 1, "power must be in (0, 1), got " + std::to_string(power));
+  NoiseFloor r;
+  std::vector<PassCount> tasks;
+  bool all_repeated = true;
+  for (std::size_t i = 0; i < baseline.size(); ++i) {
+    const auto &t = baseline[i];
+    require_count(t.passes, t.runs, "baseline task #" + std::to_string(i + 1));
+    if (t.runs == 0) continue; // every run errored: no rate to estimate from
+    tasks.push_back(t);
+    all_repeated = all_repeated && t.runs >= 2;
+  }
+  r.tasks = tasks.size();
+  if (tasks.empty()) {
+    r.method = "no tasks";
+    r.drop_pp = r.normal_pp = r.discrete_pp = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  auto big_t = static_cast<double>(tasks.size());
+  auto k_a = static_cast<double>(runs_current);
+  double var_d = 0; // mean over tasks of Var(d_i)
+  if (all_repeated) {
+    r.method = "binomial per task";
+    for (const auto &t : tasks) {
+      auto n = static_cast<double>(t.runs);
+      double p = static_cast<double>(t.passes) / n;
+      double v = p * (1 - p) * n / (n - 1);
+      var_d += v * (1 / n + 1 / k_a);
+    }
+    var_d /= big_t;
+  } else {
+    r.method = "between-task variance";
+    double mean = 0;
+    for (const auto &t : tasks)
+      mean += static_cast<double>(t.passes) / static_cast<double>(t.runs);
+    mean /= big_t;
+    double ss = 0;
+    for (const auto &t : tasks) {
+      double dev = static_cast<double>(t.passes) / static_cast<double>(t.runs) - mean;
+      ss += dev * dev;
+    }
+    // One task has no spread to measure; p̄(1−p̄) is the largest a single
+    // Bernoulli outcome can have at that rate.
+    double v = tasks.size() >= 2 ? ss / (big_t - 1) : mean * (1 - mean);
+    for (const auto &t : tasks)
+      var_d += v * (1 / static_cast<double>(t.runs) + 1 / k_a);
+    var_d /= big_t;
+  }
+  r.sd_d = std::sqrt(var_d);
+  double z = metrics::normal_quantile(1 - alpha) + metrics::normal_quantile(power);
+  r.normal_pp = 100 * z * r.sd_d / std::sqrt(big_t);
+  double min_changed = std::floor(std::log2(1 / alpha)) + 1;
+  r.discrete_pp = 100 * min_changed / (k_a * big_t);
+  r.drop_pp = std::max(r.normal_pp, r.discrete_pp);
+  return r;
+}
+
+} // namespace gate::compare

@@ -1,0 +1,382 @@
+#include <gate/config/keys.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+#include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
+
+namespace gate::config {
+
+std::string to_string(CacheMode m) {
+  switch (m) {
+  case CacheMode::replay: return "replay";
+  case CacheMode::replay_only: return "replay-only";
+  case CacheMode::record: return "record";
+  case CacheMode::off: return "off";
+  }
+  return "replay";
+}
+
+std::optional<CacheMode> parse_cache_mode(const std::string &s) {
+  if (s == "replay") return CacheMode::replay;
+  if (s == "replay-only") return CacheMode::replay_only;
+  if (s == "record") return CacheMode::record;
+  if (s == "off") return CacheMode::off;
+  return std::nullopt;
+}
+
+namespace detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Conversions between Config members and Values. The loader only calls a
+// setter after check() accepted the value, so the variant holds the
+// alternative the member's kind implies.
+Value to_value(const std::string &s) { return s; }
+Value to_value(const fs::path &p) { return p.string(); }
+Value to_value(int i) { return std::int64_t{i}; }
+Value to_value(std::int64_t i) { return i; }
+Value to_value(double d) { return d; }
+Value to_value(bool b) { return b; }
+Value to_value(const std::vector<std::string> &l) { return l; }
+template <class T> Value to_value(const std::optional<T> &o) { return o ? to_value(*o) : Value{}; }
+
+void from_value(const Value &v, std::string &out) {
+  out = std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
+}
+void from_value(const Value &v, fs::path &out) {
+  out = std::holds_alternative<std::string>(v) ? fs::path(std::get<std::string>(v)) : fs::path();
+}
+void from_value(const Value &v, int &out) { out = static_cast<int>(std::get<std::int64_t>(v)); }
+void from_value(const Value &v, std::int64_t &out) { out = std::get<std::int64_t>(v); }
+void from_value(const Value &v, double &out) { out = std::get<double>(v); }
+void from_value(const Value &v, bool &out) { out = std::get<bool>(v); }
+void from_value(const Value &v, std::vector<std::string> &out) {
+  out = std::get<std::vector<std::string>>(v);
+}
+template <class T> void from_value(const Value &v, std::optional<T> &out) {
+  if (std::holds_alternative<std::monostate>(v)) {
+    out.reset();
+    return;
+  }
+  T t{};
+  from_value(v, t);
+  out = t;
+}
+
+struct Spec {
+  bool nullable = false;
+  bool required = false;
+  Range range = {};
+  std::vector<std::string> choices = {};
+  std::function<std::string(const Value &)> extra = {};
+};
+
+// `access` is a generic lambda returning a reference to the member, so one
+// expression serves both the setter and the getter.
+template <class Access> Row make(std::string key, Kind kind, std::string help, Access access, Spec s = {}) {
+  Row r;
+  r.info.key = std::move(key);
+  r.info.help = std::move(help);
+  r.kind = kind;
+  r.nullable = s.nullable;
+  r.required = s.required;
+  r.range = s.range;
+  r.choices = std::move(s.choices);
+  r.extra = std::move(s.extra);
+  r.set = [access](Config &c, const Value &v) { from_value(v, access(c)); };
+  r.get = [access](const Config &c) { return to_value(access(c)); };
+  return r;
+}
+
+const std::string *as_string(const Value &v) { return std::get_if<std::string>(&v); }
+
+std::string non_empty(const Value &v) {
+  const std::string *s = as_string(v);
+  return s && s->empty() ? "expected a non-empty value" : "";
+}
+
+std::string sha256_hex(const Value &v) {
+  const std::string *s = as_string(v);
+  if (!s || s->empty()) return "";
+  bool ok = s->size() == 64 && std::all_of(s->begin(), s->end(), [](char c) {
+              return std::isxdigit(static_cast<unsigned char>(c));
+            });
+  return ok ? "" : "expected 64 hex digits (the suite version's sha256), got " + json_quoted(*s);
+}
+
+std::string http_url(const Value &v) {
+  const std::string *s = as_string(v);
+  if (!s) return "";
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (s->size() > scheme.size() && s->compare(0, scheme.size(), scheme) == 0) return "";
+  }
+  return "expected a URL starting with http:// or https://, got " + json_quoted(*s);
+}
+
+std::string env_name(const Value &v) {
+  const std::string *s = as_string(v);
+  if (!s) return "";
+  bool ok = !s->empty() && !std::isdigit(static_cast<unsigned char>((*s)[0])) &&
+            std::all_of(s->begin(), s->end(),
+                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return ok ? "" : "expected an environment variable name (letters, digits, _), got " + json_quoted(*s);
+}
+
+// RFC 6901: "" or "/"-separated tokens where "~" is only "~0" or "~1".
+std::string json_pointers(const Value &v) {
+  const auto *l = std::get_if<std::vector<std::string>>(&v);
+  if (!l) return "";
+  for (const std::string &p : *l) {
+    bool ok = p.empty() || p[0] == '/';
+    for (std::size_t i = 0; ok && i < p.size(); ++i) {
+      if (p[i] == '~') ok = i + 1 < p.size() && (p[i + 1] == '0' || p[i + 1] == '1');
+    }
+    if (!ok) return "expected JSON pointers such as \"/user\" (RFC 6901), got " + json_quoted(p);
+  }
+  return "";
+}
+
+constexpr Range k_non_negative{0, std::numeric_limits<double>::infinity(), false};
+constexpr Range k_positive{0, std::numeric_limits<double>::infinity(), true};
+
+std::vector<Row> build_rows() {
+  std::vector<Row> r;
+  // clang-format off
+  r.push_back(make("suite.path", Kind::path, "suite directory",
+      [](auto& c) -> auto& { return c.suite; }, {.required = true, .extra = non_empty}));
+  r.push_back(make("suite.version", Kind::string, "pinned suite version; \"\" or null = the suite's latest",
+      [](auto& c) -> auto& { return c.suite_version; }, {.nullable = true}));
+  r.push_back(make("suite.sha256", Kind::string, "optional pin: must equal the version's sha256; \"\" or null = not pinned",
+      [](auto& c) -> auto& { return c.suite_sha256; }, {.nullable = true, .extra = sha256_hex}));
+  r.back().set = [](Config& c, const Value& v) {
+    from_value(v, c.suite_sha256);
+    for (char& ch : c.suite_sha256) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  };
+  r.push_back(make("model.provider", Kind::choice, "API dialect spoken upstream",
+      [](auto& c) -> auto& { return c.model.provider; }, {.choices = {"openai", "anthropic"}}));
+  r.push_back(make("model.base_url", Kind::string, "API base URL (anthropic's default: https://api.anthropic.com)",
+      [](auto& c) -> auto& { return c.model.base_url; }, {.extra = http_url}));
+  r.push_back(make("model.api_key_env", Kind::string, "name of the environment variable holding the key (anthropic's default: ANTHROPIC_API_KEY)",
+      [](auto& c) -> auto& { return c.model.api_key_env; }, {.extra = env_name}));
+  r.push_back(make("model.key_alias", Kind::string, "a name for the key, stored in routes instead of the key",
+      [](auto& c) -> auto& { return c.model.key_alias; }, {.extra = non_empty}));
+  r.push_back(make("model.name", Kind::string, "model id sent upstream",
+      [](auto& c) -> auto& { return c.model.name; }, {.required = true, .extra = non_empty}));
+  r.push_back(make("model.temperature", Kind::number, "sampling temperature; null = not sent",
+      [](auto& c) -> auto& { return c.model.temperature; }, {.nullable = true, .range = {0, 2}}));
+  r.push_back(make("model.top_p", Kind::number, "nucleus sampling; null = not sent",
+      [](auto& c) -> auto& { return c.model.top_p; }, {.nullable = true, .range = {0, 1}}));
+  r.push_back(make("model.seed", Kind::integer, "sampling seed; null = not sent",
+      [](auto& c) -> auto& { return c.model.seed; }, {.nullable = true}));
+  r.push_back(make("model.max_tokens", Kind::integer, "completion token limit; null = not sent",
+      [](auto& c) -> auto& { return c.model.max_tokens; }, {.nullable = true, .range = {1, 1e9}}));
+  r.push_back(make("model.timeout", Kind::number, "deadline in seconds for one whole call",
+      [](auto& c) -> auto& { return c.model.timeout_s; }, {.range = k_positive}));
+  r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure",
+      [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
+  r.push_back(make("runs", Kind::integer, "runs per task (k)",
+      [](auto& c) -> auto& { return c.runs; }, {.range = {1, 1000}}));
+  r.push_back(make("concurrency", Kind::integer, "tasks in flight at once",
+      [](auto& c) -> auto& { return c.concurrency; }, {.range = {1, 1024}}));
+  r.push_back(make("token_band_pct", Kind::number, "runs outside +-this % of the task's median tokens are flagged",
+      [](auto& c) -> auto& { return c.token_band_pct; }, {.range = k_positive}));
+  r.push_back(make("include_polluted", Kind::boolean, "count route-polluted tasks in the consistency gap",
+      [](auto& c) -> auto& { return c.include_polluted; }));
+  r.push_back(make("cache.dir", Kind::path, "cache directory",
+      [](auto& c) -> auto& { return c.cache.dir; }, {.extra = non_empty}));
+  r.push_back(Row{});
+  r.back().info = {"cache.mode", "", "", "cache use; default replay, or replay-only when CI is set and the key is not"};
+  r.back().kind = Kind::choice;
+  r.back().choices = {"replay", "replay-only", "record", "off"};
+  r.back().set = [](Config& c, const Value& v) {
+    c.cache.mode = parse_cache_mode(std::get<std::string>(v)).value_or(CacheMode::replay);
+    c.cache.mode_set = true;
+  };
+  r.back().get = [](const Config& c) { return Value{to_string(c.cache.mode)}; };
+  r.push_back(make("cache.ignore", Kind::string_list, "JSON pointers removed from the request before hashing",
+      [](auto& c) -> auto& { return c.cache.ignore; }, {.extra = json_pointers}));
+  r.push_back(make("thresholds.max_success_drop_pp", Kind::number, "gate fails when the success rate drops by at least this many pp (and significantly); null = not checked",
+      [](auto& c) -> auto& { return c.thresholds.max_success_drop_pp; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_consistency_gap_rise_pp", Kind::number, "gate fails when the consistency gap rises by at least this many pp (and significantly)",
+      [](auto& c) -> auto& { return c.thresholds.max_consistency_gap_rise_pp; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_pass_k_drop_pp", Kind::number, "gate fails when pass^k drops by at least this many pp (and significantly)",
+      [](auto& c) -> auto& { return c.thresholds.max_pass_k_drop_pp; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_token_rise_pct", Kind::number, "gate fails when tokens per task rise by at least this % (and significantly)",
+      [](auto& c) -> auto& { return c.thresholds.max_token_rise_pct; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_p95_latency_rise_pct", Kind::number, "gate fails when p95 latency rises by at least this % (and significantly)",
+      [](auto& c) -> auto& { return c.thresholds.max_p95_latency_rise_pct; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_error_rate_rise_pp", Kind::number, "gate fails when the error rate rises by at least this many pp (and significantly)",
+      [](auto& c) -> auto& { return c.thresholds.max_error_rate_rise_pp; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.max_new_failures", Kind::integer, "strict rule: gate fails when more than this many tasks flip; for deterministic runs",
+      [](auto& c) -> auto& { return c.thresholds.max_new_failures; }, {.nullable = true, .range = k_non_negative}));
+  r.push_back(make("thresholds.alpha", Kind::number, "significance level for the whole gate (Holm-adjusted)",
+      [](auto& c) -> auto& { return c.thresholds.alpha; }, {.range = {0, 0.5, true}}));
+  r.push_back(make("baseline", Kind::path, "baseline report to compare with; \"\" or null = none",
+      [](auto& c) -> auto& { return c.baseline; }, {.nullable = true}));
+  r.push_back(make("outputs.dir", Kind::path, "directory for the reports",
+      [](auto& c) -> auto& { return c.outputs.dir; }, {.extra = non_empty}));
+  r.push_back(make("outputs.json", Kind::out_file, "JSON report, in outputs.dir",
+      [](auto& c) -> auto& { return c.outputs.json; }, {.extra = non_empty}));
+  r.push_back(make("outputs.markdown", Kind::out_file, "Markdown report, in outputs.dir; \"\" or null = not written",
+      [](auto& c) -> auto& { return c.outputs.markdown; }, {.nullable = true}));
+  r.push_back(make("outputs.junit", Kind::out_file, "JUnit XML, in outputs.dir; \"\" or null = not written",
+      [](auto& c) -> auto& { return c.outputs.junit; }, {.nullable = true}));
+  // clang-format on
+
+  const Config defaults;
+  for (Row &row : r) {
+    // The table's type is describe() without its article: "integer in 1..1000".
+    std::string d = describe(row);
+    for (std::string_view article : {"a ", "an "}) {
+      if (d.starts_with(article)) d.erase(0, article.size());
+    }
+    row.info.type = d;
+    row.info.fallback = row.required ? "(required)" : render(row.get(defaults));
+  }
+  return r;
+}
+
+std::string range_text(const Range &r) {
+  const bool has_min = r.min > -std::numeric_limits<double>::infinity();
+  const bool has_max = r.max < std::numeric_limits<double>::infinity();
+  if (has_min && has_max && !r.min_open) return " in " + number_text(r.min) + ".." + number_text(r.max);
+  std::string out;
+  if (has_min) out += (r.min_open ? " > " : " >= ") + number_text(r.min);
+  if (has_max) out += (has_min ? " and <= " : " <= ") + number_text(r.max);
+  return out;
+}
+
+bool in_range(const Range &r, double x) {
+  if (r.min_open ? !(x > r.min) : !(x >= r.min)) return false;
+  return x <= r.max;
+}
+
+} // namespace
+
+const std::vector<Row> &rows() {
+  static const std::vector<Row> table = build_rows();
+  return table;
+}
+
+const Row *find_row(std::string_view key) {
+  for (const Row &r : rows()) {
+    if (r.info.key == key) return &r;
+  }
+  return nullptr;
+}
+
+std::string describe(const Row &r) {
+  std::string d;
+  switch (r.kind) {
+  case Kind::string: d = "a string"; break;
+  case Kind::path: d = "a path"; break;
+  case Kind::out_file: d = "a file name"; break;
+  case Kind::integer: d = "an integer" + range_text(r.range); break;
+  case Kind::number: d = "a number" + range_text(r.range); break;
+  case Kind::boolean: d = "true or false"; break;
+  case Kind::string_list: d = "a list of strings"; break;
+  case Kind::choice:
+    d = "one of ";
+    for (std::size_t i = 0; i < r.choices.size(); ++i)
+      d += (i ? "|" : "") + r.choices[i];
+    break;
+  }
+  if (r.nullable) d += " or null";
+  return d;
+}
+
+std::string check(const Row &r, const Value &v) {
+  // Strings are always quoted here, so that "got fast" cannot read as prose.
+  const std::string *text = std::get_if<std::string>(&v);
+  const std::string expected = "expected " + describe(r) + ", got " + (text ? json_quoted(*text) : render(v));
+  if (std::holds_alternative<std::monostate>(v)) return r.nullable ? "" : expected;
+  switch (r.kind) {
+  case Kind::string:
+  case Kind::path:
+  case Kind::out_file:
+    if (!std::holds_alternative<std::string>(v)) return expected;
+    break;
+  case Kind::choice:
+    if (!std::holds_alternative<std::string>(v) ||
+        std::find(r.choices.begin(), r.choices.end(), std::get<std::string>(v)) == r.choices.end())
+      return expected;
+    break;
+  case Kind::integer: {
+    const auto *i = std::get_if<std::int64_t>(&v);
+    if (!i || !in_range(r.range, static_cast<double>(*i))) return expected;
+    break;
+  }
+  case Kind::number: {
+    const auto *d = std::get_if<double>(&v);
+    if (!d || !in_range(r.range, *d)) return expected;
+    break;
+  }
+  case Kind::boolean:
+    if (!std::holds_alternative<bool>(v)) return expected;
+    break;
+  case Kind::string_list:
+    if (!std::holds_alternative<std::vector<std::string>>(v)) return expected;
+    break;
+  }
+  return r.extra ? r.extra(v) : "";
+}
+
+std::string json_quoted(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  std::string_view cut = utf8_prefix(s, max_bytes);
+  json::append_quoted(cut, out);
+  if (cut.size() < s.size()) out += "...";
+  return out;
+}
+
+std::string number_text(double d) {
+  std::string out;
+  json::append_number(d, out);
+  return out;
+}
+
+namespace {
+
+// A string prints bare when reading it back as YAML gives the same string.
+bool plain_safe(const std::string &s) {
+  if (s.empty() || s == "true" || s == "false" || s == "null" || s == "~") return false;
+  if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_' && s[0] != '.' && s[0] != '/')
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:@+-").find(c) != std::string_view::npos;
+  });
+}
+
+} // namespace
+
+std::string render(const Value &v) {
+  if (std::holds_alternative<std::monostate>(v)) return "null";
+  if (const bool *b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto *i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const double *d = std::get_if<double>(&v)) return number_text(*d);
+  if (const std::string *s = std::get_if<std::string>(&v)) return plain_safe(*s) ? *s : json_quoted(*s, 4096);
+  std::string out = "[";
+  for (const std::string &s : std::get<std::vector<std::string>>(v)) {
+    if (out.size() > 1) out += ", ";
+    out += json_quoted(s, 4096);
+  }
+  return out + "]";
+}
+
+} // namespace detail
+
+const std::vector<KeyInfo> &key_table() {
+  static const std::vector<KeyInfo> table = [] {
+    std::vector<KeyInfo> t;
+    for (const detail::Row &r : detail::rows())
+      t.push_back(r.info);
+    return t;
+  }();
+  return table;
+}
+
+} // namespace gate::config

@@ -1,0 +1,81 @@
+#pragma once
+
+// Internal to gate_config: the rows behind key_table(). Each row binds one
+// key to its Config member, its kind and range, so that the loader, apply(),
+// show() and to_json() cannot disagree about what a key is.
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <gate/config/config.hpp>
+
+namespace gate::config::detail {
+
+// A parsed value: null, bool, integer, number, string or list of strings.
+using Value = std::variant<std::monostate, bool, std::int64_t, double, std::string, std::vector<std::string>>;
+
+enum class Kind {
+  string,
+  path,     // resolved against the config file's directory
+  out_file, // relative to outputs.dir, kept as given
+  integer,
+  number,
+  boolean,
+  choice,
+  string_list,
+};
+
+struct Range {
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_open = false; // (min, max] rather than [min, max]
+};
+
+struct Row {
+  KeyInfo info;
+  Kind kind = Kind::string;
+  bool nullable = false;
+  bool required = false;
+  Range range;
+  std::vector<std::string> choices;
+  // A check beyond kind and range; returns "" or what was expected.
+  std::function<std::string(const Value &)> extra;
+  std::function<void(Config &, const Value &)> set;
+  std::function<Value(const Config &)> get;
+};
+
+const std::vector<Row> &rows();
+const Row *find_row(std::string_view key);
+
+// "an integer in 1..1000", "one of a|b", "a number 0..2 or null".
+std::string describe(const Row &r);
+// "" when `v` fits the row, else "expected <describe>, got <v>" or the
+// extra check's message.
+std::string check(const Row &r, const Value &v);
+// A value as show() prints it: null, true, 3, 0.05, v1, "a b", ["/user"].
+std::string render(const Value &v);
+// `s` as a JSON string literal, cut to `max_bytes` (for error messages).
+std::string json_quoted(std::string_view s, std::size_t max_bytes = 80);
+// Shortest round-trip text of a double ("2", "0.05").
+std::string number_text(double d);
+
+} // namespace gate::config::detail
+
+namespace gate::config::detail {
+
+// Flow collections may nest this deep; a config needs two or three levels.
+inline constexpr int k_max_flow_depth = 64;
+inline constexpr std::size_t k_max_config_bytes = 1 << 20;
+
+// Checks the raw text before yaml-cpp sees it, for what yaml-cpp reports
+// badly or not at all: size, NUL bytes, invalid UTF-8, tabs in indentation,
+// flow nesting deeper than k_max_flow_depth. Throws Error(bad_input)
+// "where:line:col: ...".
+void prescan(std::string_view text, const std::string &where);
+
+} // namespace gate::config::detail

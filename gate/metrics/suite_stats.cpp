@@ -1,0 +1,203 @@
+#include <gate/metrics/summary.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace gate::metrics {
+
+namespace {
+
+using results::Run;
+using results::Task;
+
+// Collects the success numbers of one set of tasks (the suite, a scenario,
+// a difficulty) in one pass.
+struct RateAccumulator {
+  std::int64_t tasks = 0, runs = 0, passed = 0;
+  bool single_runs = true; // every task has n <= 1: the tasks are the trials
+  std::vector<double> rates;
+
+  void add(const TaskStats& s) {
+    if (s.n == 0) return;
+    ++tasks;
+    runs += s.n;
+    passed += s.c;
+    if (s.n > 1) single_runs = false;
+    rates.push_back(s.rate);
+  }
+
+  RateSummary finish() const {
+    RateSummary r;
+    r.tasks = tasks;
+    r.runs = runs;
+    r.passed = passed;
+    r.success_rate = runs == 0 ? 0.0 : static_cast<double>(passed) / static_cast<double>(runs);
+    if (single_runs) {
+      r.interval = wilson(static_cast<double>(passed), static_cast<double>(runs));
+      r.interval_method = "wilson";
+    } else {
+      r.interval = task_mean_interval(rates);
+      r.interval_method = "t over tasks";
+    }
+    return r;
+  }
+};
+
+double mean_or(double sum, std::int64_t count, double empty) {
+  return count == 0 ? empty : sum / static_cast<double>(count);
+}
+
+Latency latency_of(std::vector<double> values) {
+  Latency l;
+  std::sort(values.begin(), values.end());
+  l.count = static_cast<std::int64_t>(values.size());
+  l.p50 = percentile_sorted(values, 50);
+  l.p95 = percentile_sorted(values, 95);
+  l.max = values.empty() ? 0.0 : values.back();
+  return l;
+}
+
+// Linear in the runs: each group counts, per run index, the tasks that
+// passed there; a task is counted once per index even if it lists the index
+// twice (the stamp holds the last task counted).
+std::optional<double> group_completion(const std::vector<Task>& tasks) {
+  std::unordered_map<std::string, std::vector<std::size_t>> groups;
+  std::vector<std::string> order; // first appearance, for a deterministic sum
+  // Counting runs rather than trusting the largest Run.index keeps a malformed
+  // index (2^31 − 1) from sizing the vectors below.
+  std::size_t rounds = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    rounds = std::max(rounds, tasks[i].runs.size());
+    if (tasks[i].group.empty()) continue;
+    auto [it, fresh] = groups.try_emplace(tasks[i].group);
+    if (fresh) order.push_back(tasks[i].group);
+    it->second.push_back(i);
+  }
+  if (groups.empty()) return std::nullopt;
+  if (rounds == 0) return 0.0;
+  std::vector<std::size_t> passed(rounds, 0);
+  std::vector<std::size_t> stamp(rounds, tasks.size());
+  std::int64_t complete = 0;
+  for (const std::string& name : order) {
+    const std::vector<std::size_t>& members = groups[name];
+    std::vector<std::size_t> touched;
+    for (std::size_t i : members)
+      for (const Run& r : tasks[i].runs) {
+        if (r.index < 0 || static_cast<std::size_t>(r.index) >= rounds || !r.passed || r.errored()) continue;
+        auto slot = static_cast<std::size_t>(r.index);
+        if (stamp[slot] == i) continue;
+        stamp[slot] = i;
+        if (passed[slot] == 0) touched.push_back(slot);
+        if (++passed[slot] == members.size()) ++complete;
+      }
+    for (std::size_t slot : touched) {
+      passed[slot] = 0;
+      stamp[slot] = tasks.size();
+    }
+  }
+  return static_cast<double>(complete) / (static_cast<double>(groups.size()) * static_cast<double>(rounds));
+}
+
+} // namespace
+
+SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskStats>& per_task,
+                       const Options& o) {
+  if (tasks.size() != per_task.size())
+    throw std::invalid_argument("suite_stats: " + std::to_string(tasks.size()) + " tasks but " +
+                                std::to_string(per_task.size()) + " task stats");
+  SuiteStats s;
+  RateAccumulator overall;
+  std::map<std::string, RateAccumulator> by_scenario, by_difficulty;
+  std::vector<double> at_k_sum, hat_k_sum;
+  std::vector<std::int64_t> at_k_count;
+  double gap_sum = 0, similarity_sum = 0;
+  std::int64_t gap_tasks = 0, mixed_tasks = 0, tasks_with_runs = 0;
+  std::int64_t answer_inconsistent = 0, trajectory_inconsistent = 0;
+  std::vector<double> latencies;
+
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    const TaskStats& ts = per_task[i];
+    overall.add(ts);
+    by_scenario[t.scenario].add(ts);
+    by_difficulty[t.difficulty].add(ts);
+
+    auto n = static_cast<std::size_t>(ts.n);
+    if (ts.pass_at_k.size() != n || ts.pass_hat_k.size() != n)
+      throw std::invalid_argument("suite_stats: task " + t.id + " has pass@k for " +
+                                  std::to_string(ts.pass_at_k.size()) +
+                                  " values of k, not n = " + std::to_string(n));
+    if (at_k_sum.size() < n) {
+      at_k_sum.resize(n, 0.0);
+      hat_k_sum.resize(n, 0.0);
+      at_k_count.resize(n, 0);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      at_k_sum[k] += ts.pass_at_k[k];
+      hat_k_sum[k] += ts.pass_hat_k[k];
+      ++at_k_count[k];
+    }
+    if (ts.n > 0) {
+      ++tasks_with_runs;
+      if (!ts.answer_consistent) ++answer_inconsistent;
+      if (!ts.trajectory_consistent) ++trajectory_inconsistent;
+      similarity_sum += ts.trajectory_similarity;
+      if (!ts.route_polluted || o.include_polluted) {
+        ++gap_tasks;
+        gap_sum += ts.pass_at_k[n - 1] - ts.pass_hat_k[n - 1];
+        if (ts.mixed) ++mixed_tasks;
+      }
+    }
+    if (ts.first_divergence) ++s.first_divergence_histogram[*ts.first_divergence];
+    s.token_band_outliers += static_cast<std::int64_t>(ts.token_band_outliers.size());
+    if (ts.route_polluted) ++s.polluted_tasks;
+    s.prompt_tokens += ts.prompt_tokens;
+    s.completion_tokens += ts.completion_tokens;
+    s.cached_tokens += ts.cached_tokens;
+    s.paid_tokens += ts.paid_tokens;
+
+    for (const Run& r : t.runs) {
+      ++s.total_runs;
+      if (r.errored()) {
+        ++s.errored_runs;
+        ++s.errors_by_bucket[r.error];
+      }
+      if (!r.usage_known) ++s.runs_without_usage;
+      if (r.cache_hit)
+        ++s.cache_hits;
+      else if (!r.errored())
+        latencies.push_back(r.latency_ms);
+    }
+  }
+
+  s.overall = overall.finish();
+  for (const auto& [key, acc] : by_scenario)
+    s.by_scenario[key] = acc.finish();
+  for (const auto& [key, acc] : by_difficulty)
+    s.by_difficulty[key] = acc.finish();
+  s.pass_at_k.resize(at_k_sum.size());
+  s.pass_hat_k.resize(at_k_sum.size());
+  for (std::size_t k = 0; k < at_k_sum.size(); ++k) {
+    s.pass_at_k[k] = at_k_sum[k] / static_cast<double>(at_k_count[k]);
+    s.pass_hat_k[k] = hat_k_sum[k] / static_cast<double>(at_k_count[k]);
+  }
+  s.consistency_gap_pp = 100 * mean_or(gap_sum, gap_tasks, 0);
+  s.mixed_share_pp = 100 * mean_or(static_cast<double>(mixed_tasks), gap_tasks, 0);
+  s.answer_inconsistency_pp = 100 * mean_or(static_cast<double>(answer_inconsistent), tasks_with_runs, 0);
+  s.trajectory_inconsistency_pp =
+      100 * mean_or(static_cast<double>(trajectory_inconsistent), tasks_with_runs, 0);
+  s.trajectory_similarity = mean_or(similarity_sum, tasks_with_runs, 1.0);
+  s.group_completion = group_completion(tasks);
+  s.error_rate =
+      s.total_runs == 0 ? 0.0 : static_cast<double>(s.errored_runs) / static_cast<double>(s.total_runs);
+  s.tokens_per_task = tasks.empty() ? 0.0
+                                    : static_cast<double>(s.prompt_tokens + s.completion_tokens) /
+                                          static_cast<double>(tasks.size());
+  s.call_latency = latency_of(std::move(latencies));
+  s.run_latency = s.call_latency;
+  return s;
+}
+
+} // namespace gate::metrics

@@ -1,0 +1,111 @@
+#include <gate/model/api.hpp>
+
+#include <array>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <gate/util/json.hpp>
+
+namespace gate::model {
+
+namespace {
+
+struct BucketName {
+  Bucket bucket;
+  const char *name;
+};
+
+// The one table both directions read, so a name cannot drift between them.
+constexpr std::array<BucketName, 12> k_bucket_names{{
+    {Bucket::none, ""},
+    {Bucket::auth, "auth"},
+    {Bucket::not_found, "not_found"},
+    {Bucket::rate_limit, "rate_limit"},
+    {Bucket::context_length, "context_length"},
+    {Bucket::timeout, "timeout"},
+    {Bucket::connection, "connection"},
+    {Bucket::server, "server"},
+    {Bucket::bad_response, "bad_response"},
+    {Bucket::tool_call, "tool_call"},
+    {Bucket::agent, "agent"},
+    {Bucket::check, "check"},
+}};
+
+// Anthropic's max_tokens is mandatory; 1024 is the value its own examples use.
+constexpr std::int64_t k_anthropic_default_max_tokens = 1024;
+
+boost::json::object message_object(const std::string &role, const std::string &content) {
+  boost::json::object o;
+  o["role"] = role;
+  o["content"] = content;
+  return o;
+}
+
+std::string build_openai(const config::ModelConfig &m, const std::string &system,
+                         const std::vector<ChatMessage> &messages) {
+  boost::json::object body;
+  body["model"] = m.name;
+  boost::json::array msgs;
+  if (!system.empty()) msgs.push_back(message_object("system", system));
+  for (const auto &msg : messages)
+    msgs.push_back(message_object(msg.role, msg.content));
+  body["messages"] = std::move(msgs);
+  if (m.temperature) body["temperature"] = *m.temperature;
+  if (m.top_p) body["top_p"] = *m.top_p;
+  if (m.seed) body["seed"] = *m.seed;
+  if (m.max_tokens) body["max_tokens"] = *m.max_tokens;
+  return json::canonical(body);
+}
+
+std::string build_anthropic(const config::ModelConfig &m, const std::string &system,
+                            const std::vector<ChatMessage> &messages) {
+  boost::json::object body;
+  body["model"] = m.name;
+  // The Messages API has no system role inside `messages`; a system message
+  // in the conversation joins the top-level system prompt instead of being
+  // rejected upstream with a 400.
+  std::string sys = system;
+  boost::json::array msgs;
+  for (const auto &msg : messages) {
+    if (msg.role == "system") {
+      if (!sys.empty()) sys += "\n\n";
+      sys += msg.content;
+      continue;
+    }
+    msgs.push_back(message_object(msg.role, msg.content));
+  }
+  if (!sys.empty()) body["system"] = sys;
+  body["messages"] = std::move(msgs);
+  body["max_tokens"] = m.max_tokens.value_or(k_anthropic_default_max_tokens);
+  if (m.temperature) body["temperature"] = *m.temperature;
+  if (m.top_p) body["top_p"] = *m.top_p;
+  return json::canonical(body);
+}
+
+} // namespace
+
+std::string to_string(Bucket b) {
+  for (const auto &e : k_bucket_names)
+    if (e.bucket == b) return e.name;
+  return "";
+}
+
+std::optional<Bucket> parse_bucket(const std::string &s) {
+  for (const auto &e : k_bucket_names)
+    if (s == e.name) return e.bucket;
+  return std::nullopt;
+}
+
+std::string endpoint_path(const config::ModelConfig &m) {
+  // OpenAI base URLs carry the version (".../v1"); Anthropic's do not.
+  if (m.provider == "anthropic") return "/v1/messages";
+  return "/chat/completions";
+}
+
+std::string build_request(const config::ModelConfig &m, const std::string &system,
+                          const std::vector<ChatMessage> &messages) {
+  if (m.provider == "anthropic") return build_anthropic(m, system, messages);
+  return build_openai(m, system, messages);
+}
+
+} // namespace gate::model

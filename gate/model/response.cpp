@@ -1,0 +1,230 @@
+#include <gate/model/api.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+#include <string_view>
+
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/sha256.hpp>
+#include <gate/util/text.hpp>
+
+namespace gate::model {
+
+namespace {
+
+// Error text ends up in reports and terminal lines: one short line.
+constexpr std::size_t k_max_error_bytes = 200;
+constexpr std::size_t k_max_depth = 64;
+
+std::string short_message(std::string_view text) {
+  std::string one_line = redact(text);
+  for (char &c : one_line)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return std::string(utf8_prefix(one_line, k_max_error_bytes));
+}
+
+Reply failed(Bucket b, std::string_view message) {
+  Reply r;
+  r.bucket = b;
+  r.error = short_message(message);
+  return r;
+}
+
+std::optional<boost::json::value> parse_json(std::string_view body) {
+  boost::json::parse_options opts;
+  opts.max_depth = k_max_depth;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(boost::json::string_view(body.data(), body.size()), ec, {}, opts);
+  if (ec) return std::nullopt;
+  return v;
+}
+
+const boost::json::value *member(const boost::json::value *v, std::string_view key) {
+  if (v == nullptr || !v->is_object()) return nullptr;
+  return v->get_object().if_contains(boost::json::string_view(key.data(), key.size()));
+}
+
+std::string string_or_empty(const boost::json::value *v) {
+  if (v == nullptr || !v->is_string()) return "";
+  return std::string(v->get_string());
+}
+
+std::optional<std::int64_t> int_of(const boost::json::value *v) {
+  if (v == nullptr) return std::nullopt;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return static_cast<std::int64_t>(v->get_uint64());
+  return std::nullopt;
+}
+
+std::optional<Usage> usage_of(const boost::json::value *usage, std::string_view prompt_key,
+                              std::string_view completion_key) {
+  auto p = int_of(member(usage, prompt_key));
+  auto c = int_of(member(usage, completion_key));
+  // A half-reported usage is not a count of zero: leave it absent.
+  if (!p || !c) return std::nullopt;
+  return Usage{*p, *c};
+}
+
+std::string header(const ApiResponse &r, std::string_view name) {
+  for (const auto &[k, v] : r.headers)
+    if (k == name) return v;
+  return "";
+}
+
+// What the error body says, across the shapes in the wild: OpenAI
+// {"error":{"message","type","code"}}, Anthropic {"type":"error","error":
+// {"type","message"}}, and compatible servers' {"error":"..."},
+// {"message":"..."} or {"detail":"..."}.
+struct ErrorInfo {
+  std::string message;
+  std::string code; // OpenAI code, else the error type
+};
+
+ErrorInfo error_info(std::string_view body) {
+  ErrorInfo info;
+  auto v = parse_json(body);
+  if (!v) {
+    info.message = std::string(body);
+    return info;
+  }
+  const auto *err = member(&*v, "error");
+  if (err != nullptr && err->is_string()) {
+    info.message = std::string(err->get_string());
+  } else if (err != nullptr && err->is_object()) {
+    info.message = string_or_empty(member(err, "message"));
+    info.code = string_or_empty(member(err, "code"));
+    if (info.code.empty()) info.code = string_or_empty(member(err, "type"));
+  }
+  if (info.message.empty()) info.message = string_or_empty(member(&*v, "message"));
+  if (info.message.empty()) info.message = string_or_empty(member(&*v, "detail"));
+  if (info.message.empty()) info.message = std::string(body);
+  return info;
+}
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+bool is_context_overflow(const ErrorInfo &e) {
+  return e.code == "context_length_exceeded" || contains(e.message, "maximum context length") ||
+         contains(e.message, "prompt is too long") || contains(e.message, "context window");
+}
+
+Reply interpret_error(const ApiResponse &r) {
+  ErrorInfo e = error_info(r.body);
+  std::string status = "HTTP " + std::to_string(r.status) + ": ";
+  int s = r.status;
+  if (s == 401 || s == 403) return failed(Bucket::auth, status + e.message);
+  if (s == 404 || (s == 400 && e.code == "model_not_found"))
+    return failed(Bucket::not_found, status + e.message);
+  if (s == 429) {
+    // The client gives up early when the server asks for a wait above its
+    // cap; the value explains why there was no further retry.
+    std::string wait = header(r, "retry-after-ms");
+    wait = wait.empty() ? header(r, "retry-after") : wait + " ms";
+    std::string msg = status + e.message;
+    if (!wait.empty()) msg = status + "(retry-after " + wait + ") " + e.message;
+    return failed(Bucket::rate_limit, msg);
+  }
+  if (s == 408) return failed(Bucket::timeout, status + e.message);
+  if (s >= 500) return failed(Bucket::server, status + e.message);
+  if ((s == 400 || s == 413 || s == 422) && is_context_overflow(e))
+    return failed(Bucket::context_length, status + e.message);
+  return failed(Bucket::bad_response, status + e.message);
+}
+
+std::string arguments_hash(const boost::json::value &args) { return sha256_hex(json::canonical(args)); }
+
+Reply interpret_openai(const boost::json::value &v) {
+  const auto *choices = member(&v, "choices");
+  if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
+    std::string why = "no choices in the response";
+    if (const auto *err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    return failed(Bucket::bad_response, why);
+  }
+  const auto &choice = choices->get_array()[0];
+  const auto *message = member(&choice, "message");
+  if (message == nullptr || !message->is_object())
+    return failed(Bucket::bad_response, "choice has no message");
+
+  Reply out;
+  out.finish_reason = string_or_empty(member(&choice, "finish_reason"));
+  out.usage = usage_of(member(&v, "usage"), "prompt_tokens", "completion_tokens");
+  const auto *content = member(message, "content");
+  bool has_content = content != nullptr && content->is_string();
+  if (has_content) out.text = std::string(content->get_string());
+
+  const auto *calls = member(message, "tool_calls");
+  if (calls != nullptr && calls->is_array()) {
+    for (const auto &call : calls->get_array()) {
+      const auto *fn = member(&call, "function");
+      std::string name = string_or_empty(member(fn, "name"));
+      if (name.empty()) return failed(Bucket::tool_call, "tool call without a function name");
+      const auto *args = member(fn, "arguments");
+      if (args == nullptr || !args->is_string())
+        return failed(Bucket::tool_call, "tool call " + name + ": arguments are not a JSON string");
+      // OpenAI sends arguments as model-written JSON text; the model may
+      // well produce something that does not parse.
+      auto parsed = parse_json(std::string_view(args->get_string()));
+      if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
+      out.tool_calls.push_back({name, arguments_hash(*parsed)});
+    }
+  }
+  if (!has_content && out.tool_calls.empty())
+    return failed(Bucket::bad_response, "response has neither content nor tool calls");
+  return out;
+}
+
+Reply interpret_anthropic(const boost::json::value &v) {
+  const auto *content = member(&v, "content");
+  if (content == nullptr || !content->is_array()) {
+    std::string why = "no content in the response";
+    if (const auto *err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    return failed(Bucket::bad_response, why);
+  }
+  Reply out;
+  out.finish_reason = string_or_empty(member(&v, "stop_reason"));
+  out.usage = usage_of(member(&v, "usage"), "input_tokens", "output_tokens");
+  bool has_text = false;
+  for (const auto &block : content->get_array()) {
+    std::string type = string_or_empty(member(&block, "type"));
+    if (type == "text") {
+      const auto *text = member(&block, "text");
+      if (text == nullptr || !text->is_string())
+        return failed(Bucket::bad_response, "text block without text");
+      out.text += std::string_view(text->get_string());
+      has_text = true;
+    } else if (type == "tool_use") {
+      std::string name = string_or_empty(member(&block, "name"));
+      if (name.empty()) return failed(Bucket::tool_call, "tool_use block without a name");
+      const auto *input = member(&block, "input");
+      if (input == nullptr || !input->is_object())
+        return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
+      out.tool_calls.push_back({name, arguments_hash(*input)});
+    }
+    // Other block types (thinking, redacted_thinking) carry no answer.
+  }
+  if (!has_text && out.tool_calls.empty())
+    return failed(Bucket::bad_response, "response has neither text nor tool calls");
+  return out;
+}
+
+} // namespace
+
+Reply parse_response(const std::string &provider, const ApiResponse &r) {
+  if (r.status == 0) {
+    // The client's convention for a call that never got an HTTP answer.
+    bool timed_out = std::string_view(r.body).substr(0, 8) == "timeout:";
+    return failed(timed_out ? Bucket::timeout : Bucket::connection, r.body);
+  }
+  if (r.status < 200 || r.status > 299) return interpret_error(r);
+  auto v = parse_json(r.body);
+  if (!v)
+    return failed(Bucket::bad_response, "HTTP " + std::to_string(r.status) + ": body is not valid JSON");
+  if (provider == "anthropic") return interpret_anthropic(*v);
+  return interpret_openai(*v);
+}
+
+} // namespace gate::model

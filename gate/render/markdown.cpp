@@ -1,0 +1,207 @@
+#include <gate/render/markdown.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include <gate/render/escape.hpp>
+#include <gate/render/markdown_tasks.hpp>
+
+namespace gate::render {
+
+namespace {
+
+using metrics::RateSummary;
+
+std::string pct(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", rate * 100.0);
+  return buf;
+}
+
+std::string pp(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f pp", v);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string ms(double v) { return fixed(v, v < 10 ? 1 : 0) + " ms"; }
+
+std::string interval(const RateSummary& s) { return pct(s.interval.low) + " – " + pct(s.interval.high); }
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + ' ' + (n == 1 ? one : many);
+}
+
+// The number of runs per task, as configured: the largest run count.
+std::size_t runs_per_task(const report::Report& r, bool& uniform) {
+  std::size_t k = 0;
+  uniform = true;
+  for (const auto& t : r.tasks) {
+    if (k != 0 && t.runs.size() != k) uniform = false;
+    k = std::max(k, t.runs.size());
+  }
+  return k;
+}
+
+void header(const report::Report& r, std::string& out) {
+  out += "# gate report: " + md_cell(r.suite.name);
+  if (!r.suite.version.empty()) out += ' ' + md_cell(r.suite.version);
+  out += "\n\n";
+  std::string meta;
+  if (!r.suite.sha256.empty()) meta += "suite sha256 " + md_code_span(r.suite.sha256.substr(0, 12)) + " · ";
+  meta += "gate " + md_cell(r.gate_version);
+  if (!r.started_at.empty()) meta += " · started " + md_cell(r.started_at);
+  if (!r.finished_at.empty()) meta += " · finished " + md_cell(r.finished_at);
+  out += meta + "\n\n";
+  if (!r.complete) {
+    out += "> **Incomplete report**";
+    if (!r.incomplete_reason.empty()) out += ": " + md_cell(r.incomplete_reason);
+    out += ". The numbers cover only the runs that finished.\n\n";
+  }
+  const auto& s = r.stats;
+  bool uniform = true;
+  std::size_t k = runs_per_task(r, uniform);
+  out += "**Success rate " + pct(s.overall.success_rate) + "** (95% interval " + interval(s.overall) + ", " +
+         md_cell(s.overall.interval_method) + ") · " +
+         plural(static_cast<std::int64_t>(r.tasks.size()), "task", "tasks") + " × " +
+         (uniform ? "" : "up to ") + plural(static_cast<std::int64_t>(k), "run", "runs") + " · " +
+         plural(s.errored_runs, "errored run", "errored runs") + "\n\n";
+}
+
+void row(std::string& out, std::initializer_list<std::string> cells) {
+  out += '|';
+  for (const auto& c : cells)
+    out += ' ' + c + " |";
+  out += '\n';
+}
+
+void metrics_table(const report::Report& r, std::string& out) {
+  const auto& s = r.stats;
+  out += "## Metrics\n\n| Metric | Value | Definition |\n|---|---|---|\n";
+  row(out, {"Success rate", pct(s.overall.success_rate), "passed runs ÷ runs that did not error"});
+  row(out, {"95% interval", interval(s.overall),
+            "over tasks, the unit of independence; method: " + md_cell(s.overall.interval_method)});
+  for (std::size_t i = 0; i < s.pass_at_k.size(); ++i)
+    row(out, {"pass@" + std::to_string(i + 1), pct(s.pass_at_k[i]),
+              "chance that a task passes at least once in " +
+                  plural(static_cast<std::int64_t>(i + 1), "run", "runs") +
+                  ", mean over tasks (Chen et al. 2021): can it ever do this?"});
+  for (std::size_t i = 0; i < s.pass_hat_k.size(); ++i)
+    row(out, {"pass^" + std::to_string(i + 1), pct(s.pass_hat_k[i]),
+              "chance that a task passes every time in " +
+                  plural(static_cast<std::int64_t>(i + 1), "run", "runs") +
+                  ", mean over tasks (Yao et al. 2024): does it do this every time?"});
+  row(out, {"Consistency gap", pp(s.consistency_gap_pp),
+            "pass@k − pass^k at k = n: share of tasks with mixed outcomes (route-polluted tasks left out)"});
+  row(out,
+      {"Mixed outcomes", pp(s.mixed_share_pp), "share of all tasks where some runs passed and some failed"});
+  row(out, {"Answer inconsistency", pp(s.answer_inconsistency_pp),
+            "share of tasks whose runs gave different final answers"});
+  row(out, {"Trajectory inconsistency", pp(s.trajectory_inconsistency_pp),
+            "share of tasks whose runs made different tool-call sequences"});
+  row(out, {"Trajectory similarity", fixed(s.trajectory_similarity, 3),
+            "mean pairwise Jaccard similarity of the runs' tool-call sets; 1 = identical"});
+  if (s.group_completion)
+    row(out, {"Group completion", pct(*s.group_completion),
+              "mean over runs of the share of groups whose every task passed"});
+  double band = report::options_from_config(r.config, "report config").token_band_pct;
+  row(out, {"Token band outliers", plural(s.token_band_outliers, "run", "runs"),
+            "runs whose tokens fall outside ±" + fixed(band, band == static_cast<int>(band) ? 0 : 1) +
+                "% of their task's median (retries, truncation)"});
+  row(out, {"Route-polluted tasks", std::to_string(s.polluted_tasks),
+            "tasks whose runs did not share one route; their consistency is not comparable"});
+  out += '\n';
+}
+
+void breakdown(const char* title, const char* column, const std::map<std::string, RateSummary>& m,
+               std::string& out) {
+  // A single unnamed group says nothing the headline does not.
+  if (m.empty() || (m.size() == 1 && m.begin()->first.empty())) return;
+  out += std::string("## ") + title + "\n\n| " + column + " | Tasks | Runs | Success | 95% interval |\n";
+  out += "|---|---:|---:|---:|---|\n";
+  for (const auto& [name, s] : m)
+    row(out, {name.empty() ? "(none)" : md_cell(name), std::to_string(s.tasks), std::to_string(s.runs),
+              pct(s.success_rate), interval(s)});
+  out += '\n';
+}
+
+void tokens(const metrics::SuiteStats& s, std::string& out) {
+  out += "## Tokens\n\n| Tokens | Count |\n|---|---:|\n";
+  row(out, {"Prompt", std::to_string(s.prompt_tokens)});
+  row(out, {"Completion", std::to_string(s.completion_tokens)});
+  row(out, {"From cache (no cost)", std::to_string(s.cached_tokens)});
+  row(out, {"Paid", std::to_string(s.paid_tokens)});
+  row(out, {"Per task", fixed(s.tokens_per_task, 1)});
+  out += '\n';
+  if (s.runs_without_usage > 0)
+    out += plural(s.runs_without_usage, "run", "runs") +
+           " had no usage reported: their tokens are unknown, not zero.\n\n";
+}
+
+void latency(const metrics::SuiteStats& s, std::string& out) {
+  out += "## Latency\n\n";
+  if (s.call_latency.count == 0) {
+    out += "All runs replayed from cache: no fresh model calls to time.\n\n";
+    return;
+  }
+  out += "Fresh calls only (a cache hit has no model latency).\n\n";
+  out += "| | Count | p50 | p95 | Max |\n|---|---:|---:|---:|---:|\n";
+  auto line = [&](const char* name, const metrics::Latency& l) {
+    row(out, {name, std::to_string(l.count), ms(l.p50), ms(l.p95), ms(l.max)});
+  };
+  line("Model calls", s.call_latency);
+  line("Runs", s.run_latency);
+  out += '\n';
+}
+
+void errors(const metrics::SuiteStats& s, std::string& out) {
+  out += "## Errors\n\n";
+  if (s.errored_runs == 0) {
+    out += "No errored runs.\n\n";
+    return;
+  }
+  out += std::to_string(s.errored_runs) + " of " + plural(s.total_runs, "run", "runs") + " errored (" +
+         pct(s.error_rate) +
+         "); errored runs are infrastructure failures, counted apart from the success rate.\n\n";
+  out += "| Bucket | Runs |\n|---|---:|\n";
+  for (const auto& [bucket, n] : s.errors_by_bucket)
+    row(out, {md_cell(bucket), std::to_string(n)});
+  out += '\n';
+}
+
+void divergence(const metrics::SuiteStats& s, std::string& out) {
+  if (s.first_divergence_histogram.empty()) return;
+  out += "## First divergence\n\nStep at which a task's tool calls first left the most common sequence: late "
+         "steps point at context truncation, step 0 at the prompt or routing.\n\n";
+  out += "| Step | Tasks |\n|---:|---:|\n";
+  for (const auto& [step, n] : s.first_divergence_histogram)
+    row(out, {std::to_string(step), std::to_string(n)});
+  out += '\n';
+}
+
+} // namespace
+
+std::string report_markdown(const report::Report& r, const MarkdownOptions& o) {
+  std::string out;
+  out.reserve(8192);
+  header(r, out);
+  metrics_table(r, out);
+  breakdown("By scenario", "Scenario", r.stats.by_scenario, out);
+  breakdown("By difficulty", "Difficulty", r.stats.by_difficulty, out);
+  failing_tasks(r, o, out);
+  polluted_tasks(r, o, out);
+  tokens(r.stats, out);
+  latency(r.stats, out);
+  errors(r.stats, out);
+  divergence(r.stats, out);
+  return out;
+}
+
+} // namespace gate::render

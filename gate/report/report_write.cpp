@@ -1,0 +1,459 @@
+#include <gate/report/report.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
+
+// Layout of the file (docs/report-schema.md): the header fields and "stats"
+// one per line, then "tasks" with one task per line, so that a baseline's
+// git diff shows one line per changed task. Keys are written in a fixed
+// order by hand rather than through boost::json::serialize, which would
+// follow insertion order of a value we would first have to build.
+namespace gate::report {
+
+namespace {
+
+// A JSON string literal that is valid UTF-8 whatever the input: invalid
+// sequences become U+FFFD. One pass that copies clean spans in bulk; this
+// is the hot loop of a large report (json::append_quoted goes byte by byte
+// and would need a separate validation pass).
+void escaped(std::string_view s, std::string& out) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  out.push_back('"');
+  const char* p = s.data();
+  const char* end = p + s.size();
+  const char* clean = p;
+  while (p < end) {
+    unsigned char c = static_cast<unsigned char>(*p);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++p;
+      continue;
+    }
+    out.append(clean, p);
+    if (c < 0x80) {
+      switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out.push_back(k_hex[c >> 4]);
+        out.push_back(k_hex[c & 0xf]);
+      }
+      ++p;
+    } else {
+      std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+      if (len != 0 && static_cast<std::size_t>(end - p) >= len && valid_utf8(std::string_view(p, len))) {
+        out.append(p, len);
+        p += len;
+      } else {
+        out += "\xEF\xBF\xBD"; // U+FFFD
+        ++p;
+      }
+    }
+    clean = p;
+  }
+  out.append(clean, p);
+  out.push_back('"');
+}
+
+// Strings are the only place upstream data (answers, check details, error
+// messages) reaches the file, so every one is redacted; contains_secret
+// returns at once when no secret is registered, keeping the common path
+// free of allocations.
+void str(std::string_view s, std::string& out) {
+  if (contains_secret(s))
+    escaped(redact(s), out);
+  else
+    escaped(s, out);
+}
+
+void i64(std::int64_t v, std::string& out) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, res.ptr);
+}
+
+void num(double d, std::string& out) { json::append_number(d, out); }
+
+void boolean(bool b, std::string& out) { out += b ? "true" : "false"; }
+
+void doubles(const std::vector<double>& v, std::string& out) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    num(v[i], out);
+  }
+  out.push_back(']');
+}
+
+void strings(const std::vector<std::string>& v, std::string& out) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    str(v[i], out);
+  }
+  out.push_back(']');
+}
+
+void route(const results::Route& r, std::string& out) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [k, v] : r) {
+    if (!first) out.push_back(',');
+    first = false;
+    str(k, out);
+    out.push_back(':');
+    str(v, out);
+  }
+  out.push_back('}');
+}
+
+// Config is free-form JSON; written with sorted keys (canonical order) and
+// every string, keys included, redacted.
+void value(const boost::json::value& v, std::string& out) {
+  switch (v.kind()) {
+  case boost::json::kind::null: out += "null"; break;
+  case boost::json::kind::bool_: boolean(v.get_bool(), out); break;
+  case boost::json::kind::int64: i64(v.get_int64(), out); break;
+  case boost::json::kind::uint64: out += std::to_string(v.get_uint64()); break;
+  case boost::json::kind::double_: num(v.get_double(), out); break;
+  case boost::json::kind::string: str(std::string_view(v.get_string()), out); break;
+  case boost::json::kind::array: {
+    out.push_back('[');
+    bool first = true;
+    for (const auto& e : v.get_array()) {
+      if (!first) out.push_back(',');
+      first = false;
+      value(e, out);
+    }
+    out.push_back(']');
+    break;
+  }
+  case boost::json::kind::object: {
+    const auto& o = v.get_object();
+    std::vector<const boost::json::key_value_pair*> items;
+    items.reserve(o.size());
+    for (const auto& kv : o)
+      items.push_back(&kv);
+    std::sort(items.begin(), items.end(), [](const auto* a, const auto* b) { return a->key() < b->key(); });
+    out.push_back('{');
+    bool first = true;
+    for (const auto* kv : items) {
+      if (!first) out.push_back(',');
+      first = false;
+      str(std::string_view(kv->key()), out);
+      out.push_back(':');
+      value(kv->value(), out);
+    }
+    out.push_back('}');
+    break;
+  }
+  }
+}
+
+void rate_summary(const metrics::RateSummary& s, std::string& out) {
+  out += "{\"tasks\":";
+  i64(s.tasks, out);
+  out += ",\"runs\":";
+  i64(s.runs, out);
+  out += ",\"passed\":";
+  i64(s.passed, out);
+  out += ",\"success_rate\":";
+  num(s.success_rate, out);
+  out += ",\"interval\":{\"low\":";
+  num(s.interval.low, out);
+  out += ",\"high\":";
+  num(s.interval.high, out);
+  out += "},\"interval_method\":";
+  str(s.interval_method, out);
+  out.push_back('}');
+}
+
+void rate_map(const std::map<std::string, metrics::RateSummary>& m, std::string& out) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out.push_back(',');
+    first = false;
+    str(k, out);
+    out.push_back(':');
+    rate_summary(v, out);
+  }
+  out.push_back('}');
+}
+
+void latency(const metrics::Latency& l, std::string& out) {
+  out += "{\"count\":";
+  i64(l.count, out);
+  out += ",\"p50\":";
+  num(l.p50, out);
+  out += ",\"p95\":";
+  num(l.p95, out);
+  out += ",\"max\":";
+  num(l.max, out);
+  out.push_back('}');
+}
+
+void suite_stats(const metrics::SuiteStats& s, std::string& out) {
+  out += "{\"overall\":";
+  rate_summary(s.overall, out);
+  out += ",\"by_scenario\":";
+  rate_map(s.by_scenario, out);
+  out += ",\"by_difficulty\":";
+  rate_map(s.by_difficulty, out);
+  out += ",\"pass_at_k\":";
+  doubles(s.pass_at_k, out);
+  out += ",\"pass_hat_k\":";
+  doubles(s.pass_hat_k, out);
+  out += ",\"consistency_gap_pp\":";
+  num(s.consistency_gap_pp, out);
+  out += ",\"mixed_share_pp\":";
+  num(s.mixed_share_pp, out);
+  out += ",\"answer_inconsistency_pp\":";
+  num(s.answer_inconsistency_pp, out);
+  out += ",\"trajectory_inconsistency_pp\":";
+  num(s.trajectory_inconsistency_pp, out);
+  out += ",\"trajectory_similarity\":";
+  num(s.trajectory_similarity, out);
+  out += ",\"group_completion\":";
+  if (s.group_completion)
+    num(*s.group_completion, out);
+  else
+    out += "null";
+  out += ",\"first_divergence_histogram\":{";
+  bool first = true;
+  for (const auto& [step, count] : s.first_divergence_histogram) {
+    if (!first) out.push_back(',');
+    first = false;
+    out.push_back('"');
+    i64(step, out);
+    out += "\":";
+    i64(count, out);
+  }
+  out += "},\"token_band_outliers\":";
+  i64(s.token_band_outliers, out);
+  out += ",\"polluted_tasks\":";
+  i64(s.polluted_tasks, out);
+  out += ",\"total_runs\":";
+  i64(s.total_runs, out);
+  out += ",\"errored_runs\":";
+  i64(s.errored_runs, out);
+  out += ",\"error_rate\":";
+  num(s.error_rate, out);
+  out += ",\"errors_by_bucket\":{";
+  first = true;
+  for (const auto& [bucket, count] : s.errors_by_bucket) {
+    if (!first) out.push_back(',');
+    first = false;
+    str(bucket, out);
+    out.push_back(':');
+    i64(count, out);
+  }
+  out += "},\"prompt_tokens\":";
+  i64(s.prompt_tokens, out);
+  out += ",\"completion_tokens\":";
+  i64(s.completion_tokens, out);
+  out += ",\"cached_tokens\":";
+  i64(s.cached_tokens, out);
+  out += ",\"paid_tokens\":";
+  i64(s.paid_tokens, out);
+  out += ",\"tokens_per_task\":";
+  num(s.tokens_per_task, out);
+  out += ",\"runs_without_usage\":";
+  i64(s.runs_without_usage, out);
+  out += ",\"cache_hits\":";
+  i64(s.cache_hits, out);
+  out += ",\"call_latency\":";
+  latency(s.call_latency, out);
+  out += ",\"run_latency\":";
+  latency(s.run_latency, out);
+  out.push_back('}');
+}
+
+void task_stats(const metrics::TaskStats& s, std::string& out) {
+  out += "{\"n\":";
+  i64(s.n, out);
+  out += ",\"c\":";
+  i64(s.c, out);
+  out += ",\"errored\":";
+  i64(s.errored, out);
+  out += ",\"rate\":";
+  num(s.rate, out);
+  out += ",\"pass_at_k\":";
+  doubles(s.pass_at_k, out);
+  out += ",\"pass_hat_k\":";
+  doubles(s.pass_hat_k, out);
+  out += ",\"mixed\":";
+  boolean(s.mixed, out);
+  out += ",\"outcome_consistent\":";
+  boolean(s.outcome_consistent, out);
+  out += ",\"answer_consistent\":";
+  boolean(s.answer_consistent, out);
+  out += ",\"trajectory_consistent\":";
+  boolean(s.trajectory_consistent, out);
+  out += ",\"trajectory_similarity\":";
+  num(s.trajectory_similarity, out);
+  out += ",\"first_divergence\":";
+  if (s.first_divergence)
+    i64(*s.first_divergence, out);
+  else
+    out += "null";
+  out += ",\"route_polluted\":";
+  boolean(s.route_polluted, out);
+  out += ",\"route_diff\":";
+  strings(s.route_diff, out);
+  out += ",\"token_band_outliers\":[";
+  for (std::size_t i = 0; i < s.token_band_outliers.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    i64(s.token_band_outliers[i], out);
+  }
+  out += "],\"prompt_tokens\":";
+  i64(s.prompt_tokens, out);
+  out += ",\"completion_tokens\":";
+  i64(s.completion_tokens, out);
+  out += ",\"cached_tokens\":";
+  i64(s.cached_tokens, out);
+  out += ",\"paid_tokens\":";
+  i64(s.paid_tokens, out);
+  out += ",\"usage_missing\":";
+  boolean(s.usage_missing, out);
+  out.push_back('}');
+}
+
+void run(const results::Run& r, std::string& out) {
+  out += "{\"index\":";
+  i64(r.index, out);
+  out += ",\"passed\":";
+  boolean(r.passed, out);
+  out += ",\"error\":";
+  str(r.error, out);
+  out += ",\"error_message\":";
+  str(r.error_message, out);
+  out += ",\"checks\":[";
+  for (std::size_t i = 0; i < r.checks.size(); ++i) {
+    const auto& c = r.checks[i];
+    if (i != 0) out.push_back(',');
+    out += "{\"label\":";
+    str(c.label, out);
+    out += ",\"passed\":";
+    boolean(c.passed, out);
+    out += ",\"detail\":";
+    str(c.detail, out);
+    out.push_back('}');
+  }
+  out += "],\"answer\":";
+  str(r.answer, out);
+  out += ",\"answer_truncated\":";
+  boolean(r.answer_truncated, out);
+  out += ",\"answer_sha256\":";
+  str(r.answer_sha256, out);
+  out += ",\"prompt_tokens\":";
+  i64(r.prompt_tokens, out);
+  out += ",\"completion_tokens\":";
+  i64(r.completion_tokens, out);
+  out += ",\"usage_known\":";
+  boolean(r.usage_known, out);
+  out += ",\"latency_ms\":";
+  num(r.latency_ms, out);
+  out += ",\"cache_hit\":";
+  boolean(r.cache_hit, out);
+  out += ",\"attempts\":";
+  i64(r.attempts, out);
+  out += ",\"fingerprint\":";
+  str(r.fingerprint, out);
+  out += ",\"route\":";
+  route(r.route, out);
+  out += ",\"tool_calls\":[";
+  for (std::size_t i = 0; i < r.tool_calls.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    out += "{\"name\":";
+    str(r.tool_calls[i].name, out);
+    out += ",\"arguments_sha256\":";
+    str(r.tool_calls[i].arguments_sha256, out);
+    out.push_back('}');
+  }
+  out += "]}";
+}
+
+// A generous guess of the output size so that the string grows once or
+// twice rather than ~20 times for a large suite.
+std::size_t estimate(const Report& r) {
+  std::size_t n = 4096;
+  for (const auto& t : r.tasks) {
+    n += 512 + t.id.size() + t.scenario.size() + t.group.size();
+    for (const auto& run : t.runs) {
+      n += 512 + run.answer.size() + run.error_message.size() + run.fingerprint.size();
+      for (const auto& [k, v] : run.route)
+        n += 8 + k.size() + v.size();
+      for (const auto& c : run.checks)
+        n += 48 + c.label.size() + c.detail.size();
+      n += run.tool_calls.size() * 96;
+    }
+  }
+  return n;
+}
+
+} // namespace
+
+std::string to_json(const Report& r) {
+  if (r.task_stats.size() != r.tasks.size())
+    throw std::logic_error("report::to_json: task_stats is not parallel to tasks; call compute() first");
+  std::string out;
+  out.reserve(estimate(r));
+  out += "{\n\"schema\": ";
+  str(r.schema, out);
+  out += ",\n\"gate_version\": ";
+  str(r.gate_version, out);
+  out += ",\n\"suite\": {\"name\":";
+  str(r.suite.name, out);
+  out += ",\"version\":";
+  str(r.suite.version, out);
+  out += ",\"sha256\":";
+  str(r.suite.sha256, out);
+  out += "},\n\"config\": ";
+  value(r.config, out);
+  out += ",\n\"route\": ";
+  route(r.route, out);
+  out += ",\n\"started_at\": ";
+  str(r.started_at, out);
+  out += ",\n\"finished_at\": ";
+  str(r.finished_at, out);
+  out += ",\n\"complete\": ";
+  boolean(r.complete, out);
+  out += ",\n\"incomplete_reason\": ";
+  str(r.incomplete_reason, out);
+  out += ",\n\"stats\": ";
+  suite_stats(r.stats, out);
+  out += ",\n\"tasks\": [";
+  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+    const auto& t = r.tasks[i];
+    out += i == 0 ? "\n" : ",\n";
+    out += "{\"id\":";
+    str(t.id, out);
+    out += ",\"scenario\":";
+    str(t.scenario, out);
+    out += ",\"difficulty\":";
+    str(t.difficulty, out);
+    out += ",\"group\":";
+    str(t.group, out);
+    out += ",\"stats\":";
+    task_stats(r.task_stats[i], out);
+    out += ",\"runs\":[";
+    for (std::size_t j = 0; j < t.runs.size(); ++j) {
+      if (j != 0) out.push_back(',');
+      run(t.runs[j], out);
+    }
+    out += "]}";
+  }
+  out += "\n]\n}\n";
+  return out;
+}
+
+} // namespace gate::report

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gate/config/config.hpp>
+#include <gate/model/api.hpp>
+#include <gate/suite/suite.hpp>
+
+namespace gate::run {
+
+// Everything about a case's request that is the same for all its runs: the
+// call sent upstream, the canonical form the cache hashes (ignore rules
+// applied) and the fingerprint that identifies "the same request" across
+// reports.
+struct PreparedRequest {
+  model::ApiCall call;
+  std::string hashed_body; // canonical body with the ignore rules applied
+  std::string fingerprint;
+};
+
+PreparedRequest prepare(const suite::Case& c, const config::Config& cfg);
+
+// Removes each JSON pointer in `pointers` from `canonical_json` and returns
+// the canonical result; a pointer that does not resolve is skipped.
+std::string apply_ignore(const std::string& canonical_json, const std::vector<std::string>& pointers);
+
+} // namespace gate::run

@@ -1,0 +1,323 @@
+#include <gate/run/runner.hpp>
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <mutex>
+#include <thread>
+
+#include <gate/check/check.hpp>
+#include <gate/net/http_client.hpp>
+#include <gate/run/request.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/sha256.hpp>
+#include <gate/util/text.hpp>
+#include <gate/util/time.hpp>
+#include <gate/util/version.hpp>
+
+namespace gate::run {
+
+namespace {
+
+std::string number_text(const std::optional<double>& v) {
+  if (!v) return "unset";
+  std::string out;
+  json::append_number(*v, out);
+  return out;
+}
+
+std::string number_text(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "unset"; }
+
+std::string route_json(const results::Route& r) {
+  boost::json::object o;
+  for (const auto& [k, v] : r)
+    o[k] = v;
+  return json::canonical(o);
+}
+
+results::Route route_from_json(const std::string& text) {
+  results::Route r;
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec || !v.is_object()) return r;
+  for (const auto& kv : v.get_object())
+    if (kv.value().is_string()) r[std::string(kv.key())] = std::string(kv.value().get_string());
+  return r;
+}
+
+// Shared state of one execute(): guarded where workers meet.
+struct Shared {
+  const Inputs& in;
+  const Progress& progress;
+  std::vector<PreparedRequest> prepared;
+  results::Route route;
+  std::string route_text;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> abort{false};
+  std::mutex mutex; // guards the vectors below and `outcome` fields
+  Outcome* outcome;
+};
+
+bool fatal_bucket(model::Bucket b) {
+  return b == model::Bucket::auth || b == model::Bucket::not_found || b == model::Bucket::connection;
+}
+
+void set_fatal(Shared& sh, Exit code, const std::string& message) {
+  std::lock_guard lock(sh.mutex);
+  if (sh.outcome->fatal.empty()) {
+    sh.outcome->fatal = redact(message);
+    sh.outcome->fatal_code = code;
+  }
+  sh.abort = true;
+}
+
+// Evaluates the reply into the run: checks, answer, tokens.
+void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
+  if (reply.usage) {
+    run.prompt_tokens = reply.usage->prompt_tokens;
+    run.completion_tokens = reply.usage->completion_tokens;
+  } else {
+    run.usage_known = false;
+  }
+  for (const auto& tc : reply.tool_calls)
+    run.tool_calls.push_back({tc.name, tc.arguments_sha256});
+  if (reply.bucket == model::Bucket::context_length) {
+    // A prompt that does not fit is the agent's failure, not infrastructure.
+    run.checks.push_back({"context_length", false, reply.error});
+    run.passed = false;
+    return;
+  }
+  if (reply.bucket != model::Bucket::none) {
+    run.error = model::to_string(reply.bucket);
+    run.error_message = reply.error;
+    run.passed = false;
+    return;
+  }
+  std::string redacted = redact(reply.text);
+  run.answer = std::string(utf8_prefix(redacted, results::k_answer_limit));
+  run.answer_truncated = run.answer.size() < redacted.size();
+  run.answer_sha256 = sha256_hex(normalize_answer(reply.text));
+  run.passed = true;
+  for (const auto& chk : c.checks) {
+    check::Result r = check::evaluate(chk, reply.text);
+    run.passed = run.passed && r.passed;
+    run.checks.push_back({r.label, r.passed, r.detail});
+    if (r.errored) {
+      // A check that could not be evaluated says nothing about the agent.
+      run.error = "check";
+      run.error_message = r.label + ": " + r.detail;
+      run.passed = false;
+    }
+  }
+}
+
+void execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
+  const auto& cfg = *sh.in.config;
+  const suite::Case& c = *sh.in.cases[case_index];
+  const PreparedRequest& p = sh.prepared[case_index];
+  const config::CacheMode mode = cfg.cache.mode;
+  run.index = replica;
+  run.fingerprint = p.fingerprint;
+  const std::string key = cache::make_key(p.call.provider, p.call.path, p.hashed_body, replica);
+
+  model::ApiResponse response;
+  bool hit = false;
+  if (sh.in.store != nullptr &&
+      (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only)) {
+    cache::Lookup found = sh.in.store->get(key);
+    if (!found.corrupt_reason.empty()) {
+      std::lock_guard lock(sh.mutex);
+      sh.outcome->warnings.push_back("corrupt cache entry treated as a miss: " + found.corrupt_reason);
+    }
+    if (found.entry) {
+      hit = true;
+      response.status = found.entry->status;
+      response.headers = found.entry->headers;
+      response.body = std::move(found.entry->body);
+      run.route = route_from_json(found.entry->route);
+    }
+  }
+  if (!hit && mode == config::CacheMode::replay_only) {
+    std::lock_guard lock(sh.mutex);
+    sh.outcome->misses.push_back({c.id, replica, key});
+    run.error = "cache_miss";
+    return;
+  }
+  if (!hit) {
+    model::ModelClient* client = nullptr;
+    try {
+      client = &sh.in.client();
+    } catch (const Error& e) {
+      set_fatal(sh, e.code(), e.what());
+      return;
+    }
+    response = client->send(p.call, run.attempts);
+    run.latency_ms = response.latency_ms;
+    run.route = sh.route;
+  }
+  run.cache_hit = hit;
+
+  model::Reply reply = model::parse_response(p.call.provider, response);
+  if (!hit && fatal_bucket(reply.bucket)) {
+    set_fatal(sh, Exit::cannot_run,
+              "upstream " + model::to_string(reply.bucket) + " error for task " + c.id + ": " + reply.error +
+                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")");
+  }
+  // Only a successful response is recorded: a failure is never replayed.
+  if (!hit && reply.bucket == model::Bucket::none && sh.in.store != nullptr &&
+      mode != config::CacheMode::off) {
+    cache::Entry e;
+    e.key = key;
+    e.provider = p.call.provider;
+    e.path = p.call.path;
+    e.replica = replica;
+    e.request = redact(p.hashed_body);
+    e.status = response.status;
+    for (const auto& [name, value] : response.headers)
+      if (cache::header_allowed(name)) e.headers.emplace_back(name, redact(value));
+    std::sort(e.headers.begin(), e.headers.end());
+    e.body = redact(response.body);
+    if (reply.usage) e.usage = std::make_pair(reply.usage->prompt_tokens, reply.usage->completion_tokens);
+    e.latency_ms = response.latency_ms;
+    e.recorded_at = utc_now_iso();
+    e.route = sh.route_text;
+    try {
+      sh.in.store->put(e);
+    } catch (const Error& err) {
+      set_fatal(sh, err.code(), err.what());
+    }
+  }
+  score(c, reply, run);
+}
+
+void worker(Shared& sh, std::vector<results::Task>& tasks, int runs, std::vector<char>& done) {
+  const std::size_t total = tasks.size() * static_cast<std::size_t>(runs);
+  for (;;) {
+    if (sh.abort || (sh.in.stop != nullptr && sh.in.stop->load())) return;
+    std::size_t job = sh.next.fetch_add(1);
+    if (job >= total) return;
+    std::size_t ci = job / static_cast<std::size_t>(runs);
+    int replica = static_cast<int>(job % static_cast<std::size_t>(runs));
+    results::Run& run = tasks[ci].runs[static_cast<std::size_t>(replica)];
+    execute_one(sh, ci, replica, run);
+    done[job] = 1;
+    if (sh.progress.run_done) sh.progress.run_done(run.cache_hit, run.errored());
+  }
+}
+
+} // namespace
+
+std::string normalize_answer(std::string_view answer) {
+  std::string out;
+  out.reserve(answer.size());
+  bool space = false;
+  for (char ch : answer) {
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v') {
+      space = !out.empty();
+    } else {
+      if (space) out.push_back(' ');
+      space = false;
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+results::Route configured_route(const config::Config& c) {
+  results::Route r;
+  const auto url = net::parse_url(c.model.base_url);
+  r["provider"] = c.model.provider;
+  r["model"] = c.model.name;
+  r["base_url_host"] = url.host + ":" + url.port;
+  r["base_url_path"] = url.path_prefix;
+  r["key_alias"] = c.model.key_alias;
+  r["temperature"] = number_text(c.model.temperature);
+  r["top_p"] = number_text(c.model.top_p);
+  r["seed"] = number_text(c.model.seed);
+  r["max_tokens"] = number_text(c.model.max_tokens);
+  r["concurrency"] = std::to_string(c.concurrency);
+  r["tool_schema_version"] = "none";
+  r["gate_version"] = k_version;
+  return r;
+}
+
+std::vector<const suite::Case*> select(const suite::Suite& s, const config::Config& c) {
+  std::vector<const suite::Case*> out;
+  for (const auto& cs : s.cases) {
+    bool keep = c.filter.empty();
+    for (const auto& pattern : c.filter)
+      keep = keep || glob_match(pattern, cs.id);
+    if (keep) out.push_back(&cs);
+  }
+  if (c.sample && *c.sample < out.size()) {
+    // Rank by a hash of (seed, id): the sample of a task does not depend on
+    // the suite's order or on which other tasks exist.
+    std::vector<std::pair<std::string, const suite::Case*>> ranked;
+    for (const auto* cs : out)
+      ranked.emplace_back(sha256_hex(std::to_string(c.sample_seed) + '\n' + cs->id), cs);
+    std::sort(ranked.begin(), ranked.end());
+    ranked.resize(*c.sample);
+    out.clear();
+    for (const auto& [h, cs] : ranked)
+      out.push_back(cs);
+    std::sort(out.begin(), out.end(), [&](const auto* a, const auto* b) { return a->line < b->line; });
+  }
+  return out;
+}
+
+Outcome execute(const Inputs& in, const Progress& progress) {
+  Outcome outcome;
+  const auto& cfg = *in.config;
+  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome};
+  sh.route_text = route_json(sh.route);
+  sh.prepared.reserve(in.cases.size());
+  for (const auto* c : in.cases)
+    sh.prepared.push_back(prepare(*c, cfg));
+
+  const int runs = cfg.runs;
+  outcome.tasks.resize(in.cases.size());
+  for (std::size_t i = 0; i < in.cases.size(); ++i) {
+    const auto& c = *in.cases[i];
+    auto& t = outcome.tasks[i];
+    t.id = c.id;
+    t.scenario = c.scenario;
+    t.difficulty = c.difficulty;
+    t.group = c.group;
+    t.runs.resize(static_cast<std::size_t>(runs));
+  }
+  if (progress.start) progress.start(in.cases.size() * static_cast<std::size_t>(runs));
+  const std::size_t total = in.cases.size() * static_cast<std::size_t>(runs);
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(cfg.concurrency, total));
+  std::vector<char> done(total, 0); // one writer per slot; read after join
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < workers; ++i)
+    threads.emplace_back([&] { worker(sh, outcome.tasks, runs, done); });
+  worker(sh, outcome.tasks, runs, done);
+  for (auto& t : threads)
+    t.join();
+  if (progress.finish) progress.finish();
+
+  if (std::find(done.begin(), done.end(), 0) != done.end()) {
+    // A partial report keeps only runs that happened: a run never made must
+    // not read as a failure (or a pass).
+    outcome.complete = false;
+    outcome.incomplete_reason = !outcome.fatal.empty() ? outcome.fatal : "interrupted";
+    for (std::size_t i = 0; i < outcome.tasks.size(); ++i) {
+      auto& rs = outcome.tasks[i].runs;
+      std::vector<results::Run> kept;
+      for (std::size_t r = 0; r < rs.size(); ++r)
+        if (done[i * static_cast<std::size_t>(runs) + r]) kept.push_back(std::move(rs[r]));
+      rs = std::move(kept);
+    }
+  } else if (!outcome.fatal.empty()) {
+    outcome.complete = false;
+    outcome.incomplete_reason = outcome.fatal;
+  }
+  std::sort(outcome.misses.begin(), outcome.misses.end(), [](const Miss& a, const Miss& b) {
+    return std::tie(a.task_id, a.run) < std::tie(b.task_id, b.run);
+  });
+  std::sort(outcome.warnings.begin(), outcome.warnings.end());
+  return outcome;
+}
+
+} // namespace gate::run

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gate/cache/store.hpp>
+#include <gate/config/config.hpp>
+#include <gate/model/api.hpp>
+#include <gate/results/results.hpp>
+#include <gate/suite/suite.hpp>
+#include <gate/util/error.hpp>
+
+namespace gate::run {
+
+// A replay-only miss: what was not recorded, for the exit-4 listing.
+struct Miss {
+  std::string task_id;
+  int run = 0;
+  std::string key;
+};
+
+struct Outcome {
+  std::vector<results::Task> tasks; // in case order, runs in replica order
+  std::vector<Miss> misses;         // replay-only: requests not in the cache
+  std::vector<std::string> warnings;
+  bool complete = true;
+  std::string incomplete_reason;
+  // Set when the run was aborted because every further call would fail the
+  // same way (auth, unknown model, unreachable upstream): exit 3.
+  std::string fatal;
+  Exit fatal_code = Exit::cannot_run;
+};
+
+// Progress callbacks; called from worker threads.
+struct Progress {
+  std::function<void(std::size_t total)> start;
+  std::function<void(bool cache_hit, bool errored)> run_done;
+  std::function<void()> finish;
+};
+
+struct Inputs {
+  const suite::Suite* suite = nullptr;
+  std::vector<const suite::Case*> cases; // the selected cases
+  const config::Config* config = nullptr;
+  cache::Store* store = nullptr; // null when cache mode is off
+  // Makes (once, lazily) the client for fresh calls, so that a replay whose
+  // every response is cached needs no key. May throw Error(cannot_run).
+  std::function<model::ModelClient&()> client;
+  const std::atomic<bool>* stop = nullptr; // set by a signal: finish the runs in flight, start no more
+};
+
+// Runs every selected case `runs` times on `concurrency` workers. Results
+// are in a fixed order whatever the concurrency, so two runs of the same
+// inputs give the same report.
+Outcome execute(const Inputs& in, const Progress& progress);
+
+// The route this configuration sends runs through (METRICS.md "Route
+// hygiene"). Never holds the key.
+results::Route configured_route(const config::Config& c);
+
+// Selects cases by --filter globs (any match) and then --sample N (a seeded
+// sample that does not depend on the suite's order).
+std::vector<const suite::Case*> select(const suite::Suite& s, const config::Config& c);
+
+// Normalization used for answer consistency: trimmed, runs of whitespace
+// collapsed to one space.
+std::string normalize_answer(std::string_view answer);
+
+} // namespace gate::run

@@ -1,0 +1,218 @@
+#include <gate/suite/suite.hpp>
+
+#include <array>
+#include <unordered_map>
+
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
+
+namespace gate::suite {
+
+namespace {
+
+constexpr std::string_view k_bom = "\xEF\xBB\xBF";
+
+constexpr std::array<std::string_view, 10> k_case_keys = {
+    "id", "scenario", "difficulty", "group", "input", "system", "expected", "checks", "tags", "metadata"};
+
+// Offset of the first byte that does not start a valid UTF-8 sequence (no
+// overlongs, no surrogates, <= U+10FFFF), or npos. util's valid_utf8 only
+// says yes or no; an error message needs the column.
+std::size_t first_invalid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || i + len > s.size() || !valid_utf8(s.substr(i, len))) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+// A value from the file, quoted for an error message: JSON escaping keeps
+// newlines and control bytes out of the terminal, and a cap keeps a huge
+// value from drowning the message.
+std::string quote_value(std::string_view s) {
+  constexpr std::size_t k_cap = 80;
+  std::string out;
+  json::append_quoted(utf8_prefix(s, k_cap), out);
+  if (s.size() > k_cap) out += "...";
+  return out;
+}
+
+const char *kind_name(const boost::json::value &v) {
+  switch (v.kind()) {
+  case boost::json::kind::null: return "null";
+  case boost::json::kind::bool_: return "a boolean";
+  case boost::json::kind::int64:
+  case boost::json::kind::uint64:
+  case boost::json::kind::double_: return "a number";
+  case boost::json::kind::string: return "a string";
+  case boost::json::kind::array: return "an array";
+  case boost::json::kind::object: return "an object";
+  }
+  return "a value";
+}
+
+// Validates one case line; `at` is "file:line" for messages.
+struct LineParser {
+  const boost::json::object &obj;
+  const std::string &at;
+
+  [[noreturn]] void fail(const std::string &what) const { throw_bad_input(at + ": " + what); }
+
+  std::optional<std::string> string_field(std::string_view key, bool non_empty) const {
+    const auto *v = obj.if_contains(boost::json::string_view(key.data(), key.size()));
+    if (v == nullptr) return std::nullopt;
+    const char *want = non_empty ? "a non-empty string" : "a string";
+    if (!v->is_string()) fail("\"" + std::string(key) + "\" must be " + want + ", got " + kind_name(*v));
+    if (non_empty && v->get_string().empty()) fail("\"" + std::string(key) + "\" must be " + want);
+    return std::string(v->get_string());
+  }
+
+  std::vector<Message> input() const {
+    static constexpr const char *k_shape =
+        "a non-empty string or a non-empty array of {\"role\": \"system\"|\"user\"|\"assistant\", "
+        "\"content\": string}";
+    const auto *v = obj.if_contains("input");
+    if (v == nullptr) fail(std::string("missing \"input\" (") + k_shape + ")");
+    if (v->is_string()) {
+      if (v->get_string().empty())
+        fail(std::string("\"input\" must be ") + k_shape + ", got an empty string");
+      return {Message{"user", std::string(v->get_string())}};
+    }
+    if (!v->is_array() || v->get_array().empty())
+      fail(std::string("\"input\" must be ") + k_shape + ", got " +
+           (v->is_array() ? "an empty array" : kind_name(*v)));
+    std::vector<Message> out;
+    std::size_t i = 0;
+    for (const auto &m : v->get_array()) {
+      std::string name = "input[" + std::to_string(i++) + "]";
+      if (!m.is_object()) fail(name + " must be an object {\"role\", \"content\"}, got " + kind_name(m));
+      const auto &mo = m.get_object();
+      for (const auto &kv : mo)
+        if (kv.key() != "role" && kv.key() != "content")
+          fail(name + ": unknown key " + quote_value(kv.key()) + "; allowed keys: role, content");
+      const auto *role = mo.if_contains("role");
+      const auto *content = mo.if_contains("content");
+      if (role == nullptr || !role->is_string() ||
+          (role->get_string() != "system" && role->get_string() != "user" &&
+           role->get_string() != "assistant"))
+        fail(name + ".role must be \"system\", \"user\" or \"assistant\"" +
+             (role != nullptr && role->is_string() ? ", got " + quote_value(role->get_string()) : ""));
+      if (content == nullptr || !content->is_string())
+        fail(name + ".content must be a string" +
+             (content == nullptr ? std::string(" (missing)") : ", got " + std::string(kind_name(*content))));
+      out.push_back(Message{std::string(role->get_string()), std::string(content->get_string())});
+    }
+    return out;
+  }
+
+  std::vector<std::string> tags() const {
+    const auto *v = obj.if_contains("tags");
+    if (v == nullptr) return {};
+    if (!v->is_array()) fail(std::string("\"tags\" must be an array of strings, got ") + kind_name(*v));
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    for (const auto &t : v->get_array()) {
+      if (!t.is_string())
+        fail("tags[" + std::to_string(i) + "] must be a string, got " + std::string(kind_name(t)));
+      out.emplace_back(t.get_string());
+      ++i;
+    }
+    return out;
+  }
+
+  std::vector<check::Check> checks(const std::optional<std::string> &expected) const {
+    const auto *v = obj.if_contains("checks");
+    if (v == nullptr) fail("missing \"checks\" (a non-empty array of checks)");
+    if (!v->is_array() || v->get_array().empty())
+      fail(std::string("\"checks\" must be a non-empty array of checks, got ") +
+           (v->is_array() ? "an empty array" : kind_name(*v)));
+    std::vector<check::Check> out;
+    for (const auto &spec : v->get_array())
+      out.push_back(check::parse(spec, expected, at));
+    return out;
+  }
+
+  Case parse(std::size_t line) const {
+    for (const auto &kv : obj) {
+      bool known = false;
+      for (auto k : k_case_keys)
+        known = known || kv.key() == k;
+      if (!known) {
+        std::string allowed;
+        for (auto k : k_case_keys)
+          allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+        fail("unknown key " + quote_value(kv.key()) + "; allowed keys: " + allowed);
+      }
+    }
+    Case c;
+    c.line = line;
+    auto id = string_field("id", true);
+    if (!id) fail("missing \"id\" (a non-empty string)");
+    c.id = *id;
+    c.scenario = string_field("scenario", true).value_or("default");
+    c.difficulty = string_field("difficulty", false).value_or("");
+    c.group = string_field("group", true).value_or("");
+    c.input = input();
+    c.system = string_field("system", false).value_or("");
+    if (obj.contains("system"))
+      for (const auto &m : c.input)
+        if (m.role == "system")
+          fail("both \"system\" and a system message in \"input\"; give the system prompt once");
+    c.expected = string_field("expected", false);
+    c.checks = checks(c.expected);
+    c.tags = tags();
+    return c;
+  }
+};
+
+} // namespace
+
+std::vector<Case> parse_cases(std::string_view text, const std::string &where) {
+  if (text.starts_with(k_bom)) text.remove_prefix(k_bom.size());
+  std::vector<Case> cases;
+  std::unordered_map<std::string, std::size_t> id_lines;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+
+    // Size first: a 64 MiB line is refused without being scanned.
+    if (line.size() > k_max_line_bytes)
+      throw_bad_input(located(where, line_no, 0,
+                              "line is " + std::to_string(line.size()) + " bytes; the limit is 1 MiB (" +
+                                  std::to_string(k_max_line_bytes) + " bytes)"));
+    if (std::size_t nul = line.find('\0'); nul != std::string_view::npos)
+      throw_bad_input(located(where, line_no, nul + 1, "NUL byte; a cases file is UTF-8 text"));
+    if (std::size_t bad = first_invalid_utf8(line); bad != std::string_view::npos)
+      throw_bad_input(located(where, line_no, bad + 1, "invalid UTF-8"));
+    if (is_blank(line)) continue;
+
+    boost::json::value v = json::parse_strict(line, where, line_no, json::ParseLimits{k_max_depth});
+    const std::string at = where + ":" + std::to_string(line_no);
+    if (!v.is_object())
+      throw_bad_input(at + ": expected a JSON object (one case per line), got " + kind_name(v));
+    Case c = LineParser{v.get_object(), at}.parse(line_no);
+    auto [it, fresh] = id_lines.emplace(c.id, line_no);
+    if (!fresh)
+      throw_bad_input(at + ": duplicate id " + quote_value(c.id) + "; first used on line " +
+                      std::to_string(it->second));
+    cases.push_back(std::move(c));
+  }
+  if (cases.empty()) throw_bad_input(where + ": no cases (the file is empty or has only blank lines)");
+  return cases;
+}
+
+} // namespace gate::suite

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+// Helpers for end-to-end tests: they run the real `gate` binary as a child
+// process and look at its exit code, output and files.
+namespace gate::e2e {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the gate binary with `args` in `cwd`. The child's environment is the
+// test's, minus CI and API key variables, plus `env` (a value of "" unsets).
+Result run_gate(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                const std::map<std::string, std::string>& env = {});
+
+// A scratch directory, removed at destruction.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+std::filesystem::path source_dir();
+std::string slurp(const std::filesystem::path& p);
+void spit(const std::filesystem::path& p, const std::string& text);
+boost::json::value read_json(const std::filesystem::path& p);
+
+// Every file below `dir` (recursively), for secret scans.
+std::vector<std::filesystem::path> files_below(const std::filesystem::path& dir);
+
+// Copies the demo (suite, cache, config) into `dir` and returns the config path.
+std::filesystem::path copy_demo(const std::filesystem::path& dir);
+
+} // namespace gate::e2e

@@ -1,0 +1,212 @@
+// End-to-end: `gate run` on the demo and against the fake upstream.
+#include <doctest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "harness.hpp"
+#include "tests/support/fake_upstream.hpp"
+
+namespace fs = std::filesystem;
+using namespace gate::e2e;
+
+namespace {
+
+const std::string k_canary = "sk-canary-7f3a9b1c2d4e5f60";
+
+// Rewrites one `key: value` line of a YAML file (the demo's layout is flat
+// enough for this).
+void set_yaml(const fs::path& file, const std::string& key, const std::string& value) {
+  std::string text = slurp(file);
+  std::size_t at = text.find("  " + key + ":");
+  if (at == std::string::npos) at = text.find("\n" + key + ":") + 1;
+  REQUIRE(at != std::string::npos);
+  std::size_t end = text.find('\n', at);
+  std::string indent = text.substr(at, text.find_first_not_of(' ', at) - at);
+  text.replace(at, end - at, indent + key + ": " + value);
+  spit(file, text);
+}
+
+std::vector<fs::path> entries(const fs::path& cache) {
+  std::vector<fs::path> out;
+  for (const auto& p : files_below(cache))
+    if (p.extension() == ".entry") out.push_back(p);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The parts of a report that must not depend on how it was produced: every
+// task's runs without timing and cache fields.
+boost::json::array outcome_view(const boost::json::value& report) {
+  boost::json::array out;
+  for (const auto& t : report.at("tasks").as_array()) {
+    boost::json::object task = t.as_object();
+    boost::json::array runs;
+    for (const auto& r : task.at("runs").as_array()) {
+      boost::json::object run = r.as_object();
+      run.erase("latency_ms");
+      run.erase("cache_hit");
+      run.erase("attempts");
+      runs.push_back(run);
+    }
+    task["runs"] = runs;
+    task.erase("stats");
+    out.push_back(task);
+  }
+  return out;
+}
+
+bool no_secret_in(const fs::path& dir, const std::string& extra_text) {
+  const std::string tail = k_canary.substr(k_canary.size() - 8);
+  auto clean = [&](const std::string& s) {
+    return s.find(k_canary) == std::string::npos && s.find(tail) == std::string::npos &&
+           s.find("c2stY2FuYXJ5") == std::string::npos; // base64 of "sk-canary"
+  };
+  for (const auto& f : files_below(dir)) {
+    if (!clean(slurp(f))) {
+      MESSAGE("secret found in " << f.string());
+      return false;
+    }
+  }
+  return clean(extra_text);
+}
+
+} // namespace
+
+TEST_CASE("the demo replays offline in replay-only mode and exits 0") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  Result r = run_gate({"run", "--config", config.string(), "--quiet", "--out", "out"}, tmp.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("demo v1: success") != std::string::npos);
+}
+
+TEST_CASE("replay-only: a deleted entry exits 4 naming the task and run; a flipped byte warns and exits 4") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  auto all = entries(tmp.path() / "demo" / "cache");
+  REQUIRE(all.size() == 132);
+
+  SUBCASE("deleted") {
+    fs::remove(all[17]);
+    Result r = run_gate({"run", "--config", config.string(), "--quiet", "--out", "out"}, tmp.path());
+    CHECK(r.exit_code == 4);
+    CHECK(r.err.find("1 response(s) are not in the cache") != std::string::npos);
+    CHECK(r.err.find("missing: task ") != std::string::npos);
+    CHECK(r.err.find(" run ") != std::string::npos);
+    CHECK(r.err.find("GATE_DEMO_API_KEY") != std::string::npos); // how to record
+  }
+  SUBCASE("flipped byte") {
+    std::string bytes = slurp(all[5]);
+    bytes[bytes.size() / 2] ^= 0x01;
+    spit(all[5], bytes);
+    Result r = run_gate({"run", "--config", config.string(), "--quiet", "--out", "out"}, tmp.path());
+    CHECK(r.exit_code == 4);
+    CHECK(r.err.find("warning: corrupt cache entry") != std::string::npos);
+    CHECK(r.err.find(all[5].filename().string()) != std::string::npos);
+    CHECK(r.err.find("missing: task ") != std::string::npos);
+  }
+}
+
+TEST_CASE("record against the fake upstream, then replay: same outcomes, canary key written nowhere") {
+  gate::testing::FakeUpstream upstream(
+      gate::testing::parse_script(slurp(source_dir() / "fixtures" / "demo" / "upstream.json")));
+  upstream.start();
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  fs::remove_all(tmp.path() / "demo" / "cache");
+  set_yaml(config, "base_url", upstream.base_url());
+  set_yaml(config, "mode", "replay");
+  set_yaml(config, "api_key_env", "OPENAI_API_KEY");
+  fs::path out = tmp.path() / "out";
+
+  Result rec = run_gate({"run", "--config", config.string(), "--out", (out / "rec").string()}, tmp.path(),
+                        {{"OPENAI_API_KEY", k_canary}});
+  INFO(rec.err);
+  REQUIRE(rec.exit_code == 0);
+  CHECK(upstream.requests() == 132);
+  // The key went upstream in the header, and nowhere else.
+  CHECK(upstream.log().front().headers.at("authorization") == "Bearer " + k_canary);
+  CHECK(entries(tmp.path() / "demo" / "cache").size() == 132);
+
+  Result rep = run_gate({"run", "--config", config.string(), "--out", (out / "rep").string()}, tmp.path(),
+                        {{"OPENAI_API_KEY", ""}});
+  INFO(rep.err);
+  REQUIRE(rep.exit_code == 0);
+  CHECK(upstream.requests() == 132); // no new call: all replayed
+
+  auto a = read_json(out / "rec" / "report.json");
+  auto b = read_json(out / "rep" / "report.json");
+  CHECK(boost::json::serialize(outcome_view(a)) == boost::json::serialize(outcome_view(b)));
+  CHECK(a.at("stats").at("overall") == b.at("stats").at("overall"));
+  CHECK(b.at("stats").at("cache_hits").as_int64() == 132);
+  CHECK(no_secret_in(tmp.path(), rec.out + rec.err + rep.out + rep.err));
+}
+
+TEST_CASE("concurrency 1 and 8 give identical reports") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  Result one =
+      run_gate({"run", "--config", config.string(), "-j", "1", "--out", "o1", "--quiet"}, tmp.path());
+  Result eight =
+      run_gate({"run", "--config", config.string(), "-j", "8", "--out", "o8", "--quiet"}, tmp.path());
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(eight.exit_code == 0);
+  auto a = read_json(tmp.path() / "o1" / "report.json");
+  auto b = read_json(tmp.path() / "o8" / "report.json");
+  CHECK(a.at("tasks") == b.at("tasks"));
+  CHECK(a.at("stats") == b.at("stats"));
+  CHECK(slurp(tmp.path() / "o1" / "report.xml") == slurp(tmp.path() / "o8" / "report.xml"));
+}
+
+TEST_CASE("a suite edited in place is refused before any model call") {
+  gate::testing::FakeUpstream upstream(gate::testing::Script{});
+  upstream.start();
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  set_yaml(config, "base_url", upstream.base_url());
+  set_yaml(config, "mode", "record");
+  fs::path cases = tmp.path() / "demo" / "suite" / "versions" / "v1" / "cases.jsonl";
+  spit(cases, slurp(cases) + "\n");
+  Result r = run_gate({"run", "--config", config.string(), "--out", "out"}, tmp.path(),
+                      {{"GATE_DEMO_API_KEY", k_canary}});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("sha256 mismatch") != std::string::npos);
+  CHECK(upstream.requests() == 0);
+}
+
+TEST_CASE("bad config: file:line:col and exit 2") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  set_yaml(config, "runs", "three");
+  Result r = run_gate({"run", "--config", config.string(), "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("gate.yaml:") != std::string::npos);
+  CHECK(r.err.find("integer") != std::string::npos);
+}
+
+TEST_CASE("a fresh call without a key exits 3 naming the variable; 401 exits 3 without the key") {
+  gate::testing::Script script;
+  script.faults.push_back({"", 401, 1000, "", {}, false});
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  set_yaml(config, "base_url", upstream.base_url());
+  set_yaml(config, "mode", "record");
+
+  Result nokey = run_gate({"run", "--config", config.string(), "--quiet", "--out", "out"}, tmp.path());
+  CHECK(nokey.exit_code == 3);
+  CHECK(nokey.err.find("GATE_DEMO_API_KEY") != std::string::npos);
+  CHECK(upstream.requests() == 0);
+
+  Result auth = run_gate({"run", "--config", config.string(), "--quiet", "-j", "1", "--out", "out"},
+                         tmp.path(), {{"GATE_DEMO_API_KEY", k_canary}});
+  CHECK(auth.exit_code == 3);
+  CHECK(auth.err.find("auth") != std::string::npos);
+  CHECK(auth.err.find("demo-recorder") != std::string::npos);
+  CHECK(upstream.requests() <= 2); // an auth failure stops the run; it is not retried
+  CHECK(no_secret_in(tmp.path(), auth.out + auth.err));
+}

@@ -1,0 +1,482 @@
+#include <doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gate/compare/compare.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
+
+using namespace gate::compare;
+using doctest::Approx;
+using gate::report::Report;
+using gate::results::Run;
+using gate::results::Task;
+
+namespace {
+
+Run run(int index, bool passed) {
+  Run r;
+  r.index = index;
+  r.passed = passed;
+  r.answer = passed ? "Paris" : "Lyon";
+  r.answer_sha256 = r.answer;
+  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris"});
+  r.prompt_tokens = 100;
+  r.completion_tokens = 20;
+  r.latency_ms = 100;
+  r.fingerprint = "fp";
+  r.route = {{"model", "m1"}};
+  return r;
+}
+
+// One run per outcome, indices 0, 1, ...; each task gets its own fingerprint.
+Task task(const std::string& id, const std::vector<bool>& outcomes, const std::string& scenario = "s") {
+  Task t;
+  t.id = id;
+  t.scenario = scenario;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    t.runs.push_back(run(static_cast<int>(i), outcomes[i]));
+    t.runs.back().fingerprint = "fp-" + id;
+  }
+  return t;
+}
+
+// c passes then n − c failures.
+Task counted(const std::string& id, int c, int n) {
+  std::vector<bool> o;
+  for (int i = 0; i < n; ++i)
+    o.push_back(i < c);
+  return task(id, o);
+}
+
+// As `counted`, with every run replayed from the cache.
+Task replayed(const std::string& id, int c, int n) {
+  Task t = counted(id, c, n);
+  for (Run& r : t.runs) {
+    r.cache_hit = true;
+    r.latency_ms = 0;
+  }
+  return t;
+}
+
+Report report(std::vector<Task> tasks) {
+  Report r;
+  r.suite = {"demo", "1", std::string(64, 'a')};
+  r.route = {{"model", "m1"}};
+  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.id < b.id; });
+  r.tasks = std::move(tasks);
+  gate::report::compute(r, {});
+  return r;
+}
+
+std::string id(int i) { return (i < 10 ? "t0" : "t") + std::to_string(i); }
+
+const MetricRow& row(const Verdict& v, const std::string& key) {
+  auto it =
+      std::find_if(v.metrics.begin(), v.metrics.end(), [&](const MetricRow& r) { return r.key == key; });
+  REQUIRE(it != v.metrics.end());
+  return *it;
+}
+
+} // namespace
+
+TEST_CASE("identical reports pass, with the success noise floor in the headline") {
+  Report r = report({counted("a", 3, 3), counted("b", 2, 3), counted("c", 1, 3), counted("d", 0, 3)});
+  Verdict v = compare(r, r, {});
+  CHECK(v.passed);
+  CHECK(v.exit == gate::Exit::pass);
+  CHECK(v.reasons.empty());
+  CHECK(v.warnings.empty());
+  CHECK(v.tasks.empty());
+  CHECK(v.paired == 4);
+  CHECK(v.flips == 0);
+  REQUIRE(v.metrics.size() == 6);
+  for (const MetricRow& m : v.metrics) {
+    INFO(m.key);
+    CHECK(m.delta == 0);
+    CHECK(!m.failed);
+  }
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.baseline == Approx(50)); // 6 of 12 runs
+  CHECK(s.p_value == 1.0);         // no non-zero difference: nothing to flip
+  CHECK(*s.p_adjusted == 1.0);
+  // Noise floor, binomial per task: p̂(1−p̂)·n/(n−1) = 0, 1/3, 1/3, 0, each
+  // times (1/3 + 1/3): mean Var(d) = (4/9)/4 = 1/9, sd 1/3; normal floor
+  // 100·(1.644854 + 0.841621)·(1/3)/√4 = 41.44pp; discrete floor: 5 tasks must
+  // move by 1/3 each → 100·5/(3·4) = 41.67pp, the larger.
+  CHECK(*s.noise_floor == Approx(41.6666667).epsilon(1e-6));
+  // Consistency gap: b and c are mixed (ḡ = 1/2, T = 4); normal
+  // 100·2.486475·√(2·¼/4) = 87.9pp; discrete 100·5/4 = 125pp.
+  CHECK(*row(v, "consistency_gap").noise_floor == Approx(125));
+  CHECK(row(v, "consistency_gap").baseline == Approx(50));
+  CHECK(row(v, "pass_hat_k").name == "pass^3");
+  CHECK(v.headline ==
+        "✅ gate passed: success 50.0% → 50.0% (0.0pp, within noise ±41.7pp); 0 regressed; 0 tasks unchanged, "
+        "4 affected");
+}
+
+TEST_CASE("20 tasks falling from 3/3 to 0/3 fail the gate on the success rate") {
+  std::vector<Task> before, after;
+  for (int i = 1; i <= 20; ++i) {
+    before.push_back(counted(id(i), 3, 3));
+    after.push_back(counted(id(i), 0, 3));
+  }
+  Verdict v = compare(report(before), report(after), {});
+  CHECK(!v.passed);
+  CHECK(v.exit == gate::Exit::threshold);
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.baseline == Approx(100));
+  CHECK(s.current == Approx(0));
+  CHECK(s.delta == Approx(-100));              // every d_i = 0 − 1
+  CHECK(s.delta_interval.low == Approx(-100)); // sd 0
+  CHECK(s.delta_interval.high == Approx(-100));
+  // 20 non-zero differences > 16: Monte Carlo, p = (1 + hits)/20001 with the
+  // exact tail 2^−20, so hits ~ Binomial(20000, 2^−20) is 0 (98%): 1/20001.
+  CHECK(*s.p_value == Approx(1.0 / 20001));
+  CHECK(s.test == "sign-flip Monte Carlo (20000, seeded) over 20 affected tasks");
+  // Holm over {success 1/20001, gap 1 (no task changed consistency)}:
+  // 2·(1/20001), then max(2/20001, 1·1) = 1.
+  CHECK(*s.p_adjusted == Approx(2.0 / 20001));
+  CHECK(*row(v, "consistency_gap").p_adjusted == 1.0);
+  // Deterministic baseline: the normal floor is 0, the discrete one 100·5/(3·20).
+  CHECK(*s.noise_floor == Approx(8.3333333));
+  CHECK(s.crossed);
+  CHECK(s.significant);
+  CHECK(s.failed);
+  // pass^3 moves the same way but has no threshold by default.
+  const MetricRow& ph = row(v, "pass_hat_k");
+  CHECK(ph.delta == Approx(-100));
+  CHECK(!ph.gated);
+  CHECK(!ph.failed);
+  // Per task, Fisher gives 1/20 (C(3,3)·C(3,0)/C(6,3)); BH over 20 equal
+  // p-values gives q = 20·0.05/20 = 0.05, not below alpha: flips, not regressions.
+  CHECK(v.regressed == 0);
+  CHECK(v.flips == 20);
+  REQUIRE(v.tasks.size() == 20);
+  CHECK(v.tasks[0].id == "t01");
+  CHECK(v.tasks[0].flipped);
+  CHECK(v.tasks[0].p_value == Approx(0.05));
+  CHECK(v.tasks[0].q_value == Approx(0.05));
+  CHECK(v.tasks[0].failing_checks == std::vector<std::string>{"contains Paris: answer lacked Paris"});
+  CHECK(v.tasks[0].answer_excerpt == "Lyon");
+  REQUIRE(v.reasons.size() == 1);
+  CHECK(v.reasons[0] == "success rate fell 100.0pp (threshold 2.0pp, p<0.001 adjusted)");
+  CHECK(v.headline == "❌ gate failed: success rate fell 100.0pp (threshold 2.0pp, p<0.001 adjusted)");
+}
+
+TEST_CASE("at k = 5, four tasks falling 5/5 → 0/5 regress through Fisher and BH") {
+  std::vector<Task> before, after;
+  for (int i = 1; i <= 20; ++i) {
+    before.push_back(counted(id(i), 5, 5));
+    after.push_back(counted(id(i), i <= 4 ? 0 : 5, 5));
+  }
+  Verdict v = compare(report(before), report(after), {});
+  // Fisher: 1/C(10,5) = 1/252. BH over 20 (16 tasks have p = 1):
+  // q = 20·(1/252)/4 = 5/252 = 0.0198 < 0.05.
+  CHECK(v.regressed == 4);
+  REQUIRE(v.tasks.size() == 4);
+  CHECK(v.tasks[0].p_value == Approx(1.0 / 252));
+  CHECK(v.tasks[0].q_value == Approx(5.0 / 252));
+  CHECK(v.tasks[3].id == "t04");
+  CHECK(!v.tasks[0].grader_change);
+  // d = −1 on 4 tasks, 0 on 16: Δ = −20pp. sd = √((4·0.64 + 16·0.04)/19) =
+  // 0.410391, half-width t(0.975,19)·sd/√20 = 2.093024·0.410391/4.472136 = 0.192069.
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.delta == Approx(-20));
+  CHECK(s.delta_interval.low == Approx(-39.2069).epsilon(1e-4));
+  CHECK(s.delta_interval.high == Approx(-0.7931).epsilon(1e-3));
+  // Exact sign flip over 4 non-zero d: only the observed pattern is that low, 1/16;
+  // Holm with the gap's p = 1: 2/16 = 0.125, not significant.
+  CHECK(*s.p_value == Approx(1.0 / 16));
+  CHECK(*s.p_adjusted == Approx(0.125));
+  CHECK(s.crossed);
+  CHECK(!s.failed);
+  CHECK(!v.passed);
+  REQUIRE(v.reasons.size() == 1);
+  CHECK(v.reasons[0] == "4 tasks regressed: t01, t02, t03, t04");
+  CHECK(v.headline == "❌ gate failed: 4 tasks regressed: t01, t02, t03, t04");
+}
+
+TEST_CASE("different suites are bad input unless allowed") {
+  Report a = report({counted("a", 1, 1)});
+  Report b = a;
+  b.suite.version = "2";
+  try {
+    compare(a, b, {});
+    FAIL("expected Error");
+  } catch (const gate::Error& e) {
+    CHECK(e.code() == gate::Exit::bad_input);
+    std::string m = e.what();
+    CHECK(m.find("version \"1\" in the baseline, \"2\" in the current report") != std::string::npos);
+    CHECK(m.find("--allow-suite-change") != std::string::npos);
+  }
+  Options o;
+  o.allow_suite_change = true;
+  Verdict v = compare(a, b, o);
+  CHECK(v.passed);
+  REQUIRE(v.warnings.size() == 1);
+  CHECK(v.warnings[0] ==
+        "suite changed (version \"1\" → \"2\"): only the tasks in both reports are compared");
+  CHECK(v.current_suite.version == "2");
+}
+
+TEST_CASE("added and removed tasks are listed and left out of the paired numbers") {
+  Options o;
+  o.allow_suite_change = true;
+  Report before = report({counted("a", 0, 3), counted("b", 3, 3), counted("c", 3, 3)});
+  Report after = report({counted("b", 3, 3), counted("c", 3, 3), counted("d", 0, 3)});
+  after.suite.sha256 = std::string(64, 'b');
+  Verdict v = compare(before, after, o);
+  CHECK(v.added == std::vector<std::string>{"d"});
+  CHECK(v.removed == std::vector<std::string>{"a"});
+  CHECK(v.paired == 2);
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.baseline == Approx(200.0 / 3)); // the report's own 6 of 9
+  CHECK(s.delta == 0);                    // b and c did not move
+  REQUIRE(v.scenarios.size() == 1);
+  CHECK(v.scenarios[0].tasks == 2);
+  CHECK(v.scenarios[0].baseline == Approx(1.0));
+  CHECK(v.passed);
+}
+
+TEST_CASE("an outcome change on replayed, unchanged inputs is a regression by a grader change") {
+  Report before = report({counted("u1", 3, 3), counted("u2", 3, 3), counted("f1", 2, 3)});
+  Report after = report({replayed("u1", 2, 3), replayed("u2", 3, 3), counted("f1", 2, 3)});
+  Verdict v = compare(before, after, {});
+  CHECK(v.unchanged_inputs == 2);
+  CHECK(v.affected == 1);
+  REQUIRE(v.tasks.size() == 1);
+  const TaskDiff& t = v.tasks[0];
+  CHECK(t.id == "u1");
+  CHECK(t.inputs_unchanged);
+  CHECK(t.regressed);
+  CHECK(t.grader_change);
+  CHECK(t.flipped);
+  // Fisher alone (N = 6, K = 5: P(X <= 2) = C(5,2)·C(1,1)/C(6,3) = 10/20) would not flag it.
+  CHECK(t.p_value == Approx(0.5));
+  CHECK(!v.passed);
+  CHECK(v.reasons == std::vector<std::string>{"1 task regressed: u1 (1 by a check or grader change)"});
+  // The paired test sees only the affected task f1, whose d is 0.
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.test == "sign-flip exact over 1 affected tasks");
+  CHECK(*s.p_value == 1.0);
+  // Replayed calls have no latency: informational, never gated.
+  Options o;
+  o.thresholds.max_p95_latency_rise_pct = 10;
+  Verdict replay_only = compare(report({counted("u2", 3, 3)}), report({replayed("u2", 3, 3)}), o);
+  const MetricRow& lat = row(replay_only, "p95_latency");
+  CHECK(lat.test == "no fresh calls");
+  CHECK(!lat.p_value);
+  CHECK(!lat.gated);
+  CHECK(!lat.failed);
+  CHECK(replay_only.passed);
+}
+
+TEST_CASE("the same change on fresh inputs is left to the statistics") {
+  Task changed = counted("u1", 2, 3);
+  Verdict v = compare(report({counted("u1", 3, 3)}), report({changed}), {});
+  CHECK(v.regressed == 0);
+  REQUIRE(v.tasks.size() == 1);
+  CHECK(!v.tasks[0].inputs_unchanged);
+  CHECK(v.tasks[0].flipped);
+  CHECK(v.passed);
+}
+
+TEST_CASE("a route difference is a warning, first in the headline") {
+  Report before = report({counted("a", 3, 3), counted("b", 3, 3)});
+  Report after = before;
+  after.route["model"] = "m2";
+  Verdict v = compare(before, after, {});
+  REQUIRE(!v.warnings.empty());
+  CHECK(v.warnings[0] == "routes differ: model: m1 → m2");
+  CHECK(v.headline.rfind("⚠ routes differ (model) — ✅ gate passed: ", 0) == 0);
+
+  // Configured routes alike, but the runs went elsewhere.
+  Report moved = before;
+  for (Run& r : moved.tasks[1].runs)
+    r.route["base_url_host"] = "proxy.example";
+  gate::report::compute(moved, {});
+  Verdict w = compare(before, moved, {});
+  CHECK(w.route_diff ==
+        std::vector<std::string>{"base_url_host: (unset) → proxy.example (in the runs of 1 task)"});
+  CHECK(w.headline.rfind("⚠ routes differ (base_url_host) — ✅", 0) == 0);
+
+  // Only a later run strayed: the task is route-polluted, and still noticed.
+  Report strayed = before;
+  strayed.tasks[0].runs[2].route["model"] = "m3";
+  gate::report::compute(strayed, {});
+  REQUIRE(strayed.task_stats[0].route_polluted);
+  CHECK(compare(before, strayed, {}).route_diff ==
+        std::vector<std::string>{"model: m1 → m3 (in the runs of 1 task)"});
+}
+
+TEST_CASE("upstream text in the verdict is redacted and cut at 200 bytes, UTF-8 safe") {
+  const std::string canary = "sk-canary-7f3a9b1c2d4e5f60";
+  gate::register_secret(canary);
+  Task leaky = counted("a", 0, 3);
+  leaky.runs[0].answer = "the key is " + canary;
+  leaky.runs[0].checks[0].detail = "saw " + canary;
+  Task long_answer = counted("b", 0, 3);
+  std::string e_acute = "\xC3\xA9";
+  long_answer.runs[0].answer.clear();
+  for (int i = 0; i < 150; ++i) // 300 bytes
+    long_answer.runs[0].answer += e_acute;
+  Report before = report({counted("a", 3, 3), counted("b", 3, 3)});
+  Report after = report({leaky, long_answer});
+  after.route["base_url_path"] = "/v1?key=" + canary;
+  Verdict v = compare(before, after, {});
+  REQUIRE(v.tasks.size() == 2);
+  CHECK(v.tasks[0].answer_excerpt == "the key is [REDACTED]");
+  CHECK(v.tasks[0].failing_checks ==
+        std::vector<std::string>{"contains Paris: saw [REDACTED]", "contains Paris: answer lacked Paris"});
+  CHECK(v.tasks[1].answer_excerpt.size() == 200); // 100 whole two-byte characters
+  CHECK(gate::valid_utf8(v.tasks[1].answer_excerpt));
+  CHECK(v.route_diff == std::vector<std::string>{"base_url_path: (unset) → /v1?key=[REDACTED]"});
+  CHECK(v.headline.find(canary) == std::string::npos);
+}
+
+TEST_CASE("an incomplete report is a warning") {
+  Report before = report({counted("a", 3, 3)});
+  Report after = before;
+  after.complete = false;
+  after.incomplete_reason = "interrupted";
+  Verdict v = compare(before, after, {});
+  CHECK(v.warnings ==
+        std::vector<std::string>{"current report is incomplete (interrupted): it holds only the "
+                                 "runs that finished"});
+}
+
+TEST_CASE("max_new_failures is a strict rule on raw flips") {
+  Report before = report({counted("a", 3, 3), counted("b", 3, 3)});
+  Report after = report({counted("a", 2, 3), counted("b", 3, 3)});
+  Options o;
+  o.thresholds.max_new_failures = 0;
+  Verdict v = compare(before, after, o);
+  CHECK(v.flips == 1);
+  CHECK(!v.passed);
+  CHECK(v.reasons == std::vector<std::string>{"1 new failure (max_new_failures 0)"});
+  o.thresholds.max_new_failures = 1;
+  CHECK(compare(before, after, o).passed);
+  o.thresholds.max_new_failures.reset();
+  CHECK(compare(before, after, o).passed); // off by default
+}
+
+TEST_CASE("flaky, stable and fixed tasks are classified and ordered") {
+  Report before = report({counted("a_stable", 2, 3), counted("b_fixed", 1, 3), counted("c_flaky", 0, 3),
+                          counted("d_flipped", 3, 3), counted("e_regressed", 3, 3)});
+  Report after = report({counted("a_stable", 3, 3), replayed("b_fixed", 3, 3), counted("c_flaky", 1, 3),
+                         counted("d_flipped", 2, 3), replayed("e_regressed", 2, 3)});
+  Verdict v = compare(before, after, {});
+  std::vector<std::string> ids;
+  for (const TaskDiff& t : v.tasks)
+    ids.push_back(t.id);
+  CHECK(ids == std::vector<std::string>{"e_regressed", "d_flipped", "c_flaky", "b_fixed", "a_stable"});
+  CHECK(v.regressed == 1);
+  CHECK(v.fixed == 1);
+  CHECK(v.flips == 2);         // d, e
+  CHECK(v.became_flaky == 3);  // c, d, e
+  CHECK(v.became_stable == 2); // a, b
+  CHECK(v.tasks[3].grader_change);
+  CHECK(v.tasks[3].became_stable);
+  // Gap: mixed a, b before (40pp); c, d, e after (60pp). McNemar with 3 became
+  // mixed, 2 consistent: P(B >= 3 | 5) = (10 + 5 + 1)/32 = 0.5.
+  const MetricRow& g = row(v, "consistency_gap");
+  CHECK(g.baseline == Approx(40));
+  CHECK(g.current == Approx(60));
+  CHECK(g.delta == Approx(20));
+  CHECK(*g.p_value == Approx(0.5));
+  // d = −1, −1, +1, +1, +1: mean 0.2, sd √(4.8/4) = 1.095445, half-width
+  // t(0.975,4)·sd/√5 = 2.776445·1.095445/2.236068 = 1.360175.
+  CHECK(g.delta_interval.low == Approx(-116.0175).epsilon(1e-5));
+  CHECK(g.delta_interval.high == Approx(156.0175).epsilon(1e-5));
+}
+
+TEST_CASE("tokens, latency and error rows: crossed but not significant passes") {
+  std::vector<Task> before, after;
+  double latency[] = {200, 200, 300, 400};
+  for (int i = 0; i < 4; ++i) {
+    before.push_back(counted(id(i), 2, 2));
+    Task t = counted(id(i), 2, 2);
+    for (Run& r : t.runs) {
+      r.prompt_tokens = 130; // 150 a run against 120
+      r.latency_ms = latency[i];
+    }
+    after.push_back(t);
+  }
+  after[3].runs[1].error = "timeout";
+  after[3].runs[1].passed = false;
+  Options o;
+  o.thresholds.max_token_rise_pct = 20;
+  o.thresholds.max_p95_latency_rise_pct = 50;
+  o.thresholds.max_error_rate_rise_pp = 5;
+  Verdict v = compare(report(before), report(after), o);
+
+  // Tokens per task 240 → 300: +25%; d = 60 on all 4 tasks, exact sign flip 1/16.
+  const MetricRow& tk = row(v, "tokens_per_task");
+  CHECK(tk.baseline == Approx(240));
+  CHECK(tk.current == Approx(300));
+  CHECK(tk.delta == Approx(25));
+  CHECK(tk.delta_interval.low == Approx(25));
+  CHECK(*tk.p_value == Approx(1.0 / 16));
+
+  // p95 of 8 × 100 ms is 100; of {200,200,200,200,300,300,400}: rank 0.95·6 =
+  // 5.7 → 300 + 0.7·100 = 370, +270%. Per-task means 200,200,300,400 against
+  // 100: d = 100,100,200,300, mean 175, sd √(27500/3) = 95.7427, half-width
+  // 3.182446·95.7427/2 = 152.348 ms, over a baseline mean of 100 ms → %.
+  const MetricRow& lat = row(v, "p95_latency");
+  CHECK(lat.baseline == Approx(100));
+  CHECK(lat.current == Approx(370));
+  CHECK(lat.delta == Approx(270));
+  CHECK(lat.delta_interval.low == Approx(175 - 152.348).epsilon(1e-4));
+  CHECK(lat.delta_interval.high == Approx(175 + 152.348).epsilon(1e-4));
+  CHECK(*lat.p_value == Approx(1.0 / 16));
+
+  // Errors: 1 of 8 runs (12.5%); d = 0, 0, 0, 0.5: mean 0.125, sd 0.25,
+  // half-width 3.182446·0.25/2 = 0.397806; sign flip over one d: 1/2.
+  const MetricRow& er = row(v, "error_rate");
+  CHECK(er.current == Approx(12.5));
+  CHECK(er.delta == Approx(12.5));
+  CHECK(er.delta_interval.low == Approx(12.5 - 39.7806).epsilon(1e-5));
+  CHECK(*er.p_value == Approx(0.5));
+
+  // t03 has one non-errored run now: pass^k at k = 1.
+  CHECK(row(v, "pass_hat_k").name == "pass^1");
+
+  // Holm over success 1, gap 1, tokens 1/16, latency 1/16, errors 1/2:
+  // 5/16 = 0.3125, max(0.3125, 4/16) = 0.3125, then 3·0.5 → 1.
+  CHECK(*tk.p_adjusted == Approx(0.3125));
+  CHECK(*lat.p_adjusted == Approx(0.3125));
+  CHECK(*er.p_adjusted == Approx(1.0));
+  CHECK(tk.crossed);
+  CHECK(lat.crossed);
+  CHECK(er.crossed);
+  CHECK(!tk.failed);
+  CHECK(v.passed);
+}
+
+TEST_CASE("thousands of changed tasks use the normal limit of the sign-flip test") {
+  // k = 1: 1600 tasks pass → fail, 1400 fail → pass. Σd = −200, Σd² = 3000,
+  // z = −200/√3000 = −3.651484, Φ(z) = 1.30365e-4; Δ = −200/3000 = −6.667pp.
+  std::vector<Task> before, after;
+  for (int i = 0; i < 3000; ++i) {
+    std::string name = "t" + std::to_string(10000 + i);
+    before.push_back(task(name, {i < 1600}));
+    after.push_back(task(name, {i >= 1600}));
+  }
+  Verdict v = compare(report(before), report(after), {});
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.test == "sign-flip normal limit over 3000 affected tasks");
+  CHECK(*s.p_value == Approx(1.30365e-4).epsilon(1e-4));
+  CHECK(s.delta == Approx(-6.6666667));
+  CHECK(s.failed);
+}
+
+TEST_CASE("duplicate task ids are bad input") {
+  Report r = report({counted("a", 1, 1)});
+  r.tasks.push_back(r.tasks[0]);
+  r.task_stats.push_back(r.task_stats[0]);
+  CHECK_THROWS_AS(compare(r, r, {}), gate::Error);
+}

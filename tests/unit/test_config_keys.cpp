@@ -1,0 +1,155 @@
+#include <doctest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gate/config/config.hpp>
+
+#include "test_config_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace gate::config;
+using gate::config::test::Scratch;
+
+namespace {
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(' ');
+  const auto e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string strip_backticks(std::string s) {
+  if (s.size() >= 2 && s.front() == '`' && s.back() == '`') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+// Cells of a Markdown table row; "\|" is a literal bar inside a cell.
+std::vector<std::string> cells(const std::string &line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') {
+      cur += '|';
+      ++i;
+    } else if (line[i] == '|') {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += line[i];
+    }
+  }
+  // Drop what precedes the first bar and follows the last.
+  if (!out.empty()) out.erase(out.begin());
+  return out;
+}
+
+struct DocRow {
+  std::string type, fallback, help;
+};
+
+std::map<std::string, DocRow> doc_rows() {
+  // This file is tests/unit/; the docs are two levels up.
+  const fs::path doc = fs::path(__FILE__).parent_path().parent_path().parent_path() / "docs/config.md";
+  std::ifstream in(doc);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << doc);
+  std::map<std::string, DocRow> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("| `")) continue;
+    const std::vector<std::string> c = cells(line);
+    REQUIRE_MESSAGE(c.size() == 4, line);
+    const std::string key = strip_backticks(c[0]);
+    CHECK_MESSAGE(!rows.contains(key), "listed twice in docs/config.md: " << key);
+    rows[key] = {c[1], strip_backticks(c[2]), c[3]};
+  }
+  return rows;
+}
+
+} // namespace
+
+TEST_CASE("docs/config.md documents exactly the keys of key_table(), with their types and defaults") {
+  const std::map<std::string, DocRow> docs = doc_rows();
+  std::set<std::string> keys;
+  for (const KeyInfo &k : key_table()) {
+    keys.insert(k.key);
+    auto it = docs.find(k.key);
+    if (it == docs.end()) {
+      FAIL_CHECK("key missing from docs/config.md: " << k.key);
+      continue;
+    }
+    CHECK_MESSAGE(it->second.type == k.type, k.key);
+    CHECK_MESSAGE(it->second.fallback == k.fallback, k.key);
+    CHECK_MESSAGE(!it->second.help.empty(), k.key);
+  }
+  for (const auto &[key, row] : docs)
+    CHECK_MESSAGE(keys.contains(key), "docs/config.md lists an unknown key: " << key);
+}
+
+TEST_CASE("key_table() names each key once, with a type, a default and help") {
+  std::set<std::string> seen;
+  for (const KeyInfo &k : key_table()) {
+    CHECK_MESSAGE(seen.insert(k.key).second, "twice: " << k.key);
+    CHECK_MESSAGE(!k.type.empty(), k.key);
+    CHECK_MESSAGE(!k.fallback.empty(), k.key);
+    CHECK_MESSAGE(!k.help.empty(), k.key);
+  }
+  CHECK(key_table().size() == 34);
+  CHECK(key_table().front().key == "suite.path");
+}
+
+TEST_CASE("types and defaults in the table are what the loader enforces") {
+  auto find = [](const std::string &key) {
+    for (const KeyInfo &k : key_table())
+      if (k.key == key) return k;
+    FAIL("no key " << key);
+    return KeyInfo{};
+  };
+  CHECK(find("runs").type == "integer in 1..1000");
+  CHECK(find("runs").fallback == "3");
+  CHECK(find("thresholds.alpha").type == "number > 0 and <= 0.5");
+  CHECK(find("thresholds.alpha").fallback == "0.05");
+  CHECK(find("thresholds.max_pass_k_drop_pp").fallback == "null");
+  CHECK(find("cache.mode").type == "one of replay|replay-only|record|off");
+  CHECK(find("model.name").fallback == "(required)");
+  CHECK(find("suite.version").fallback == "\"\"");
+}
+
+TEST_CASE("every key in key_table() is accepted by load() at its default value") {
+  // One file that sets every key to the default the table prints (a
+  // required key gets a value): the loader and the table must agree on
+  // every name and on the syntax of every default.
+  std::map<std::string, std::vector<std::string>> sections;
+  std::string top;
+  for (const KeyInfo &k : key_table()) {
+    const std::string value = k.fallback == "(required)" ? "x" : k.fallback;
+    const auto dot = k.key.find('.');
+    if (dot == std::string::npos) {
+      top += k.key + ": " + value + "\n";
+    } else {
+      sections[k.key.substr(0, dot)].push_back(k.key.substr(dot + 1) + ": " + value);
+    }
+  }
+  std::string text = top;
+  for (const auto &[section, lines] : sections) {
+    text += section + ":\n";
+    for (const std::string &l : lines)
+      text += "  " + l + "\n";
+  }
+  Scratch s;
+  const fs::path file = s.write("gate.yaml", text);
+  const Config c = load(file);
+  for (const KeyInfo &k : key_table()) {
+    CHECK_MESSAGE(c.origin.at(k.key).starts_with(file.string() + ":"), k.key);
+  }
+  // Defaults read back equal the defaults in config.hpp.
+  const Config d;
+  CHECK(c.runs == d.runs);
+  CHECK(c.thresholds.alpha == d.thresholds.alpha);
+  CHECK(c.model.temperature == d.model.temperature);
+  CHECK(c.model.top_p == d.model.top_p);
+  CHECK(c.thresholds.max_success_drop_pp == d.thresholds.max_success_drop_pp);
+  CHECK(c.cache.ignore == d.cache.ignore);
+}

@@ -1,0 +1,456 @@
+#include <doctest.h>
+
+#include <boost/json.hpp>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <gate/report/report.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
+
+using namespace gate;
+using report::Report;
+
+namespace {
+
+results::Run make_run(int index, bool passed, std::int64_t prompt, std::int64_t completion) {
+  results::Run r;
+  r.index = index;
+  r.passed = passed;
+  r.checks = {{"contains \"Paris\"", passed, passed ? "" : "answer lacks \"Paris\"\nline 2"}};
+  r.answer = passed ? "Paris" : "Lyon, I think";
+  r.answer_sha256 = std::string(64, passed ? 'a' : 'b');
+  r.prompt_tokens = prompt;
+  r.completion_tokens = completion;
+  r.latency_ms = 59699.075038410956; // Boost.JSON 1.81 reads this one ulp off
+  r.fingerprint = "fp-" + std::to_string(index);
+  r.route = {{"model", "m-1"}, {"temperature", "0"}};
+  return r;
+}
+
+// Three tasks: "a" passes 2 of 3, "b" 3 of 3 with tool calls, "c" has one
+// errored run and a different route on one run.
+Report sample() {
+  Report r;
+  r.gate_version = "0.1.0";
+  r.suite = {"capitals", "2", std::string(64, 'f')};
+  r.config = boost::json::parse(R"({"runs":3,"token_band_pct":25,"model":{"name":"m-1","temperature":0.7}})");
+  r.route = {{"model", "m-1"}, {"base_url_host", "api.example.com"}};
+  r.started_at = "2026-01-02T03:04:05Z";
+  r.finished_at = "2026-01-02T03:05:06Z";
+  results::Task a{"a", "geo", "easy", "g1", {}};
+  a.runs = {make_run(0, true, 100, 10), make_run(1, false, 100, 12), make_run(2, true, 100, 10)};
+  a.runs[1].latency_ms = 0.1;
+  a.runs[2].cache_hit = true;
+  a.runs[2].latency_ms = 0;
+  results::Task b{"b", "geo", "hard", "g1", {}};
+  b.runs = {make_run(0, true, 50, 5), make_run(1, true, 50, 5), make_run(2, true, 50, 5)};
+  for (auto& run : b.runs)
+    run.tool_calls = {{"search", std::string(64, '1')}, {"open", std::string(64, '2')}};
+  b.runs[1].attempts = 3;
+  b.runs[2].answer_truncated = true;
+  b.runs[2].latency_ms = 1e-7;
+  results::Task c{"c", "", "", "", {}};
+  c.runs = {make_run(0, false, 0, 0), make_run(1, true, 10, 1)};
+  c.runs[0].error = "timeout";
+  c.runs[0].error_message = "no response within 60 s";
+  c.runs[0].checks.clear();
+  c.runs[0].usage_known = false;
+  c.runs[1].route["temperature"] = "0.7";
+  r.tasks = {a, b, c};
+  report::compute(r, report::options_from_config(r.config, "test"));
+  return r;
+}
+
+void check_same(const results::Run& x, const results::Run& y) {
+  CHECK(x.index == y.index);
+  CHECK(x.passed == y.passed);
+  CHECK(x.error == y.error);
+  CHECK(x.error_message == y.error_message);
+  REQUIRE(x.checks.size() == y.checks.size());
+  for (std::size_t i = 0; i < x.checks.size(); ++i) {
+    CHECK(x.checks[i].label == y.checks[i].label);
+    CHECK(x.checks[i].passed == y.checks[i].passed);
+    CHECK(x.checks[i].detail == y.checks[i].detail);
+  }
+  CHECK(x.answer == y.answer);
+  CHECK(x.answer_truncated == y.answer_truncated);
+  CHECK(x.answer_sha256 == y.answer_sha256);
+  CHECK(x.prompt_tokens == y.prompt_tokens);
+  CHECK(x.completion_tokens == y.completion_tokens);
+  CHECK(x.usage_known == y.usage_known);
+  CHECK(x.latency_ms == y.latency_ms); // exact, not approximate
+  CHECK(x.cache_hit == y.cache_hit);
+  CHECK(x.attempts == y.attempts);
+  CHECK(x.fingerprint == y.fingerprint);
+  CHECK(x.route == y.route);
+  REQUIRE(x.tool_calls.size() == y.tool_calls.size());
+  for (std::size_t i = 0; i < x.tool_calls.size(); ++i) {
+    CHECK(x.tool_calls[i].name == y.tool_calls[i].name);
+    CHECK(x.tool_calls[i].arguments_sha256 == y.tool_calls[i].arguments_sha256);
+  }
+}
+
+void check_same(const metrics::TaskStats& x, const metrics::TaskStats& y) {
+  CHECK(x.n == y.n);
+  CHECK(x.c == y.c);
+  CHECK(x.errored == y.errored);
+  CHECK(x.rate == y.rate);
+  CHECK(x.pass_at_k == y.pass_at_k);
+  CHECK(x.pass_hat_k == y.pass_hat_k);
+  CHECK(x.mixed == y.mixed);
+  CHECK(x.outcome_consistent == y.outcome_consistent);
+  CHECK(x.answer_consistent == y.answer_consistent);
+  CHECK(x.trajectory_consistent == y.trajectory_consistent);
+  CHECK(x.trajectory_similarity == y.trajectory_similarity);
+  CHECK(x.first_divergence == y.first_divergence);
+  CHECK(x.route_polluted == y.route_polluted);
+  CHECK(x.route_diff == y.route_diff);
+  CHECK(x.token_band_outliers == y.token_band_outliers);
+  CHECK(x.prompt_tokens == y.prompt_tokens);
+  CHECK(x.completion_tokens == y.completion_tokens);
+  CHECK(x.cached_tokens == y.cached_tokens);
+  CHECK(x.paid_tokens == y.paid_tokens);
+  CHECK(x.usage_missing == y.usage_missing);
+}
+
+void check_same(const metrics::RateSummary& x, const metrics::RateSummary& y) {
+  CHECK(x.tasks == y.tasks);
+  CHECK(x.runs == y.runs);
+  CHECK(x.passed == y.passed);
+  CHECK(x.success_rate == y.success_rate);
+  CHECK(x.interval.low == y.interval.low);
+  CHECK(x.interval.high == y.interval.high);
+  CHECK(x.interval_method == y.interval_method);
+}
+
+void check_same(const metrics::SuiteStats& x, const metrics::SuiteStats& y) {
+  check_same(x.overall, y.overall);
+  REQUIRE(x.by_scenario.size() == y.by_scenario.size());
+  for (const auto& [k, v] : x.by_scenario)
+    check_same(v, y.by_scenario.at(k));
+  REQUIRE(x.by_difficulty.size() == y.by_difficulty.size());
+  for (const auto& [k, v] : x.by_difficulty)
+    check_same(v, y.by_difficulty.at(k));
+  CHECK(x.pass_at_k == y.pass_at_k);
+  CHECK(x.pass_hat_k == y.pass_hat_k);
+  CHECK(x.consistency_gap_pp == y.consistency_gap_pp);
+  CHECK(x.mixed_share_pp == y.mixed_share_pp);
+  CHECK(x.answer_inconsistency_pp == y.answer_inconsistency_pp);
+  CHECK(x.trajectory_inconsistency_pp == y.trajectory_inconsistency_pp);
+  CHECK(x.trajectory_similarity == y.trajectory_similarity);
+  CHECK(x.group_completion == y.group_completion);
+  CHECK(x.first_divergence_histogram == y.first_divergence_histogram);
+  CHECK(x.token_band_outliers == y.token_band_outliers);
+  CHECK(x.polluted_tasks == y.polluted_tasks);
+  CHECK(x.total_runs == y.total_runs);
+  CHECK(x.errored_runs == y.errored_runs);
+  CHECK(x.error_rate == y.error_rate);
+  CHECK(x.errors_by_bucket == y.errors_by_bucket);
+  CHECK(x.prompt_tokens == y.prompt_tokens);
+  CHECK(x.completion_tokens == y.completion_tokens);
+  CHECK(x.cached_tokens == y.cached_tokens);
+  CHECK(x.paid_tokens == y.paid_tokens);
+  CHECK(x.tokens_per_task == y.tokens_per_task);
+  CHECK(x.runs_without_usage == y.runs_without_usage);
+  CHECK(x.cache_hits == y.cache_hits);
+  for (auto [lx, ly] : {std::pair{x.call_latency, y.call_latency}, std::pair{x.run_latency, y.run_latency}}) {
+    CHECK(lx.count == ly.count);
+    CHECK(lx.p50 == ly.p50);
+    CHECK(lx.p95 == ly.p95);
+    CHECK(lx.max == ly.max);
+  }
+}
+
+void check_same(const Report& x, const Report& y) {
+  CHECK(x.schema == y.schema);
+  CHECK(x.gate_version == y.gate_version);
+  CHECK(x.suite.name == y.suite.name);
+  CHECK(x.suite.version == y.suite.version);
+  CHECK(x.suite.sha256 == y.suite.sha256);
+  CHECK(json::canonical(x.config) == json::canonical(y.config));
+  CHECK(x.route == y.route);
+  CHECK(x.started_at == y.started_at);
+  CHECK(x.finished_at == y.finished_at);
+  CHECK(x.complete == y.complete);
+  CHECK(x.incomplete_reason == y.incomplete_reason);
+  REQUIRE(x.tasks.size() == y.tasks.size());
+  REQUIRE(x.task_stats.size() == y.task_stats.size());
+  for (std::size_t i = 0; i < x.tasks.size(); ++i) {
+    CHECK(x.tasks[i].id == y.tasks[i].id);
+    CHECK(x.tasks[i].scenario == y.tasks[i].scenario);
+    CHECK(x.tasks[i].difficulty == y.tasks[i].difficulty);
+    CHECK(x.tasks[i].group == y.tasks[i].group);
+    REQUIRE(x.tasks[i].runs.size() == y.tasks[i].runs.size());
+    for (std::size_t j = 0; j < x.tasks[i].runs.size(); ++j)
+      check_same(x.tasks[i].runs[j], y.tasks[i].runs[j]);
+    check_same(x.task_stats[i], y.task_stats[i]);
+  }
+  check_same(x.stats, y.stats);
+}
+
+// The message of the bad_input error that from_json throws ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    report::from_json(text, "base.json");
+  } catch (const Error& e) {
+    CHECK(e.code() == Exit::bad_input);
+    return e.what();
+  }
+  return "";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+// 1-based line of the first occurrence of `needle`.
+std::size_t line_of(const std::string& text, const std::string& needle) {
+  auto pos = text.find(needle);
+  REQUIRE(pos != std::string::npos);
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("to_json then from_json gives the same report, and the same bytes again") {
+  Report r = sample();
+  std::string text = report::to_json(r);
+  Report back = report::from_json(text, "mem.json");
+  check_same(r, back);
+  CHECK(report::to_json(back) == text);
+}
+
+TEST_CASE("the layout is one header field per line and one task per line") {
+  Report r = sample();
+  std::string text = report::to_json(r);
+  CHECK(text.rfind("{\n\"schema\": \"gate.report/1\",\n\"gate_version\": \"0.1.0\",\n", 0) == 0);
+  // Header keys in their documented order, each at the start of a line.
+  std::size_t last = 0;
+  for (const char* key : {"\n\"suite\": ", "\n\"config\": ", "\n\"route\": ", "\n\"started_at\": ",
+                          "\n\"finished_at\": ", "\n\"complete\": true", "\n\"incomplete_reason\": \"\"",
+                          "\n\"stats\": {\"overall\":", "\n\"tasks\": [\n"}) {
+    auto pos = text.find(key);
+    REQUIRE(pos != std::string::npos);
+    CHECK(pos > last);
+    last = pos;
+  }
+  // Three tasks → three lines that start with {"id":, in id order.
+  CHECK(contains(
+      text,
+      "\n{\"id\":\"a\",\"scenario\":\"geo\",\"difficulty\":\"easy\",\"group\":\"g1\",\"stats\":{\"n\":3,"));
+  CHECK(line_of(text, "{\"id\":\"b\"") == line_of(text, "{\"id\":\"a\"") + 1);
+  CHECK(line_of(text, "{\"id\":\"c\"") == line_of(text, "{\"id\":\"a\"") + 2);
+  CHECK(text.size() >= 6);
+  CHECK(text.substr(text.size() - 5) == "\n]\n}\n");
+  // Config keys sorted; integers without a fraction; no secret-bearing key.
+  CHECK(contains(
+      text,
+      "\"config\": {\"model\":{\"name\":\"m-1\",\"temperature\":0.7},\"runs\":3,\"token_band_pct\":25},"));
+  // Histogram keys are strings; absent values are null.
+  CHECK(contains(text, "\"first_divergence\":null"));
+  // Task c: the first run errored, the second did not → n = 1, c = 1.
+  CHECK(contains(
+      text, "{\"id\":\"c\",\"scenario\":\"\",\"difficulty\":\"\",\"group\":\"\",\"stats\":{\"n\":1,\"c\":1,"
+            "\"errored\":1,\"rate\":1,"));
+}
+
+TEST_CASE("compute recomputes task and suite stats from the runs") {
+  Report r = sample();
+  // a: 2 of 3, b: 3 of 3, c: 1 of 1 (one errored) → 6 passed of 7 runs.
+  CHECK(r.task_stats[0].c == 2);
+  CHECK(r.task_stats[0].n == 3);
+  CHECK(r.stats.overall.passed == 6);
+  CHECK(r.stats.overall.runs == 7);
+  CHECK(r.stats.overall.success_rate == doctest::Approx(6.0 / 7.0));
+  CHECK(r.stats.errored_runs == 1);
+  CHECK(r.stats.total_runs == 8);
+  // Stored stats are not trusted: an edited "n" is recomputed on reading.
+  std::string text = replaced(report::to_json(r), "\"stats\":{\"n\":3,", "\"stats\":{\"n\":99,");
+  CHECK(report::from_json(text, "x").task_stats[0].n == 3);
+}
+
+TEST_CASE("from_json takes token_band_pct from the config") {
+  // Task tokens 110, 110, 150 (prompt + completion): median 110; 150 is
+  // 40 away, 36% of the median → outside ±25%, inside ±50%.
+  Report r = sample();
+  r.tasks.resize(1);
+  r.tasks[0].runs[0].prompt_tokens = 100;
+  r.tasks[0].runs[0].completion_tokens = 10;
+  r.tasks[0].runs[1].prompt_tokens = 100;
+  r.tasks[0].runs[1].completion_tokens = 10;
+  r.tasks[0].runs[2].prompt_tokens = 140;
+  r.tasks[0].runs[2].completion_tokens = 10;
+  r.config = boost::json::parse(R"({"token_band_pct":25})");
+  report::compute(r, report::options_from_config(r.config, "t"));
+  std::string at25 = report::to_json(r);
+  CHECK(report::from_json(at25, "x").task_stats[0].token_band_outliers == std::vector<int>{2});
+  std::string at50 = replaced(at25, "\"token_band_pct\":25", "\"token_band_pct\":50");
+  CHECK(report::from_json(at50, "x").task_stats[0].token_band_outliers.empty());
+  // Without the key the default of 25% applies.
+  std::string none = replaced(at25, "{\"token_band_pct\":25}", "{}");
+  CHECK(report::from_json(none, "x").task_stats[0].token_band_outliers == std::vector<int>{2});
+  CHECK(contains(error_of(replaced(at25, "\"token_band_pct\":25", "\"token_band_pct\":\"25\"")),
+                 "base.json: config field \"token_band_pct\" must be a number"));
+  CHECK(contains(error_of(replaced(at25, "\"token_band_pct\":25", "\"token_band_pct\":-1")), ">= 0"));
+}
+
+TEST_CASE("from_json takes include_polluted from the config") {
+  // a: pass, fail on two different routes (polluted, mixed); b: pass, pass.
+  // Polluted left out: gap over b alone = 0. Included: pass@2 = (1 + 1)/2
+  // = 1, pass^2 = (0 + 1)/2 = 0.5 (C(1,2)/C(2,2) = 0 for a) → 50 pp.
+  Report r = sample();
+  r.tasks.resize(2);
+  r.tasks[0].runs.resize(2);
+  r.tasks[0].runs[1].route["temperature"] = "0.7";
+  r.tasks[1].runs.resize(2);
+  r.config = boost::json::parse(R"({"include_polluted":false})");
+  report::compute(r, report::options_from_config(r.config, "t"));
+  std::string text = report::to_json(r);
+  CHECK(report::from_json(text, "x").stats.consistency_gap_pp == doctest::Approx(0.0));
+  std::string included = replaced(text, "\"include_polluted\":false", "\"include_polluted\":true");
+  CHECK(report::from_json(included, "x").stats.consistency_gap_pp == doctest::Approx(50.0));
+  CHECK(error_of(replaced(text, "\"include_polluted\":false", "\"include_polluted\":1")) ==
+        "base.json: config field \"include_polluted\" must be true or false");
+}
+
+TEST_CASE("from_json sorts tasks by id and rejects a duplicate id") {
+  Report r = sample();
+  std::swap(r.tasks[0], r.tasks[2]);
+  std::swap(r.task_stats[0], r.task_stats[2]);
+  Report back = report::from_json(report::to_json(r), "x");
+  CHECK(back.tasks[0].id == "a");
+  CHECK(back.tasks[2].id == "c");
+  r.tasks[1].id = "a";
+  CHECK(error_of(report::to_json(r)) == "base.json: duplicate task id \"a\"");
+}
+
+TEST_CASE("malformed files are bad input naming the file and position") {
+  std::string good = report::to_json(sample());
+  SUBCASE("truncated") {
+    std::string e = error_of(good.substr(0, good.size() / 2));
+    CHECK(e.rfind("base.json:", 0) == 0);
+    CHECK(contains(e, "incomplete"));
+    CHECK(contains(error_of(""), "base.json:1:1:"));
+  }
+  SUBCASE("unknown schema") {
+    CHECK(error_of(replaced(good, "gate.report/1", "gate.report/9")) ==
+          "base.json: unknown schema \"gate.report/9\"; this gate reads gate.report/1");
+    CHECK(
+        contains(error_of(replaced(good, "\"schema\": \"gate.report/1\",", "")), "missing field \"schema\""));
+  }
+  SUBCASE("NaN and overflow, with the line of the task") {
+    std::size_t line = line_of(good, "{\"id\":\"b\"");
+    std::string nan = replaced(good, "\"latency_ms\":1e-07", "\"latency_ms\":NaN");
+    CHECK(error_of(nan).rfind("base.json:" + std::to_string(line) + ":", 0) == 0);
+    std::string inf = replaced(good, "\"latency_ms\":1e-07", "\"latency_ms\":1e999");
+    std::string e = error_of(inf);
+    CHECK(e.rfind("base.json:" + std::to_string(line) + ":", 0) == 0);
+    CHECK(contains(e, "out of range"));
+  }
+  SUBCASE("duplicate key") {
+    std::string e = error_of(replaced(good, "{\"index\":1,", "{\"index\":1,\"index\":1,"));
+    CHECK(e.rfind("base.json:" + std::to_string(line_of(good, "{\"id\":\"a\"")) + ":", 0) == 0);
+    CHECK(contains(e, "duplicate key \"index\""));
+  }
+  SUBCASE("missing field names the task and the field") {
+    std::size_t b = good.find("{\"id\":\"b\"");
+    std::string text = good.substr(0, b) + replaced(good.substr(b), ",\"attempts\":3", "");
+    CHECK(error_of(text) == "base.json: task \"b\" run 1: missing field \"attempts\"");
+    CHECK(error_of(replaced(good, "\"scenario\":\"geo\",", "")) ==
+          "base.json: task \"a\": missing field \"scenario\"");
+    CHECK(error_of(replaced(good, "\"gate_version\": \"0.1.0\",\n", "")) ==
+          "base.json: missing field \"gate_version\"");
+    CHECK(error_of(replaced(good, "{\"id\":\"a\",", "{")) == "base.json: task 0: missing field \"id\"");
+  }
+  SUBCASE("wrong types, unknown fields and impossible runs") {
+    CHECK(error_of(replaced(good, "{\"index\":1,", "{\"index\":\"1\",")) ==
+          "base.json: task \"a\" run 1: field \"index\" must be an integer");
+    CHECK(error_of(replaced(good, "\"prompt_tokens\":100,", "\"prompt_tokens\":-1,")) ==
+          "base.json: task \"a\" run 0: field \"prompt_tokens\" must be >= 0");
+    CHECK(error_of(replaced(good, "\"answer_truncated\":false,", "\"answer_truncated\":false,\"x\":1,")) ==
+          "base.json: task \"a\" run 0: unknown field \"x\"");
+    CHECK(error_of(replaced(good, "\"tasks\": [", "\"tasks\": {")).rfind("base.json:", 0) == 0);
+    CHECK(error_of(replaced(good, "\"route\": {", "\"route\": {\"n\":1,")) ==
+          "base.json: route field \"n\" must be a string");
+    // Run 1 of task a failed its check; claiming it passed is a contradiction.
+    CHECK(error_of(replaced(good, "{\"index\":1,\"passed\":false", "{\"index\":1,\"passed\":true")) ==
+          "base.json: task \"a\" run 1: \"passed\" is true but check \"contains \\\"Paris\\\"\" failed");
+    CHECK(contains(error_of(replaced(good, "\"passed\":false,\"error\":\"timeout\"",
+                                     "\"passed\":true,\"error\":\"timeout\"")),
+                   "\"passed\" is true but the run errored (\"timeout\")"));
+  }
+  SUBCASE("nesting deeper than 64") {
+    std::string deep = replaced(good, "\"config\": {",
+                                "\"config\": {\"x\":" + std::string(70, '[') + std::string(70, ']') + ",");
+    CHECK(contains(error_of(deep), "deeper than the limit"));
+  }
+}
+
+TEST_CASE("strings are redacted and made valid UTF-8 on the way out") {
+  Report r = sample();
+  r.tasks[0].runs[1].answer = "bad \xff byte";
+  r.tasks[0].runs[1].checks[0].detail = "key sk-canary-7f3a9b1c2d4e5f60 echoed";
+  report::compute(r, {});
+  gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
+  std::string text = report::to_json(r);
+  CHECK(valid_utf8(text));
+  CHECK_FALSE(contains(text, "sk-canary"));
+  CHECK_FALSE(contains(text, "2d4e5f60"));
+  CHECK(contains(text, "key [REDACTED] echoed"));
+  Report back = report::from_json(text, "x");
+  CHECK(back.tasks[0].runs[1].answer == "bad \xEF\xBF\xBD byte");
+}
+
+TEST_CASE("write and read go through a file; a missing file is bad input") {
+  auto dir = std::filesystem::temp_directory_path() / ("gate-report-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Report r = sample();
+  report::write(r, dir / "report.json");
+  Report back = report::read(dir / "report.json");
+  check_same(r, back);
+  try {
+    report::read(dir / "missing.json");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Exit::bad_input);
+    CHECK(contains(e.what(), "missing.json"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("100,000 runs serialize in well under half a second") {
+  Report r;
+  r.schema = report::k_schema;
+  r.suite = {"big", "1", std::string(64, '0')};
+  r.tasks.resize(20000);
+  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+    auto& t = r.tasks[i];
+    t.id = "task-" + std::to_string(i);
+    t.scenario = "s" + std::to_string(i % 7);
+    for (int j = 0; j < 5; ++j) {
+      results::Run run = make_run(j, (i + j) % 3 != 0, 300 + j, 40);
+      run.answer = std::string(200, 'x');
+      run.latency_ms = 123.456 + j;
+      t.runs.push_back(run);
+    }
+  }
+  r.task_stats.resize(r.tasks.size());
+  // The realistic case: a key is registered, so every string is checked.
+  gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
+  // CPU time, not wall time: the test machines are shared.
+  std::clock_t t0 = std::clock();
+  std::string text = report::to_json(r);
+  double s = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+  MESSAGE("100,000 runs: " << text.size() / 1000000.0 << " MB in " << s << " s of CPU");
+  CHECK(s < 0.5);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 20000 + 14);
+}
