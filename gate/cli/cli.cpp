@@ -63,6 +63,9 @@ int cmd_help(const Args& args) {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "run a suite k times (replay, record or fresh) and write the report", cmd_run},
+      {"check", "run, then compare with the baseline: the gate (exit 1 on a regression)", cmd_check},
+      {"compare", "compare a report with a baseline; Markdown, JSON, JUnit, HTML verdicts", cmd_compare},
+      {"baseline", "promote a report to the baseline, showing what changes", cmd_baseline},
       {"suite", "verify a suite, or add a new pinned version of it", cmd_suite},
       {"cache", "show, verify or prune the response cache", cmd_cache},
       {"config", "show the effective configuration and where each value came from", cmd_config},

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <mutex>
 
+#include <gate/cli/run_steps.hpp>
 #include <gate/cli/common.hpp>
 #include <gate/cli/progress.hpp>
 #include <gate/cli/signals.hpp>
@@ -21,8 +22,6 @@ namespace gate::cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 void add_run_options(po::options_description& d) {
   d.add_options()("help,h",
                   "show this help")("config,c", po::value<std::string>()->default_value("gate.yaml"),
@@ -36,6 +35,8 @@ void add_run_options(po::options_description& d) {
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output");
 }
+
+namespace {
 
 config::Overrides overrides_from(const po::variables_map& vm) {
   config::Overrides o;
@@ -55,7 +56,7 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
   std::string list;
   for (const auto& m : outcome.misses)
     list += "task " + m.task_id + " run " + std::to_string(m.run) + " (key " + m.key.substr(0, 12) + ")\n";
-  fs::create_directories(cfg.outputs.dir);
+  ensure_directory(cfg.outputs.dir);
   write_file_atomically(cfg.outputs.dir / "cache-misses.txt", redact(list));
   std::cerr << "gate: replay-only: " << outcome.misses.size()
             << " response(s) are not in the cache; no report was written:\n";
@@ -75,20 +76,18 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
 
 } // namespace
 
-int cmd_run(const Args& args) {
-  po::options_description desc("gate run options");
-  add_run_options(desc);
-  po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate run [--config gate.yaml] [options]")) return 0;
+RunResult run_from_options(const po::variables_map& vm) {
   const fs::path config_file = vm["config"].as<std::string>();
   const bool quiet = vm.count("quiet") != 0;
-  config::Config cfg = load_config(config_file, overrides_from(vm));
+  RunResult result;
+  result.config = load_config(config_file, overrides_from(vm));
+  const config::Config& cfg = result.config;
 
   const std::string started = utc_now_iso();
   suite::Suite s = suite::load(cfg.suite, cfg.suite_version);
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
-    throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
-                                     s.name + " " + s.version + " has " + s.sha256);
+    throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " + s.name +
+                                     " " + s.version + " has " + s.sha256);
   std::vector<const suite::Case*> cases = run::select(s, cfg);
   if (cases.empty()) throw Error(Exit::bad_input, "no task of suite " + s.name + " matches --filter");
 
@@ -114,18 +113,23 @@ int cmd_run(const Args& args) {
     ProgressPrinter progress(quiet);
     outcome = run::execute(in, progress.callbacks());
   }
-  for (const auto& w : outcome.warnings)
-    std::cerr << "gate: warning: " << redact(w) << "\n";
-  if (!outcome.misses.empty() && outcome.fatal.empty()) return report_misses(outcome, cfg, config_file);
+  for (const auto& w : outcome.warnings) std::cerr << "gate: warning: " << redact(w) << "\n";
+  if (!outcome.misses.empty() && outcome.fatal.empty()) {
+    result.code = report_misses(outcome, cfg, config_file);
+    return result;
+  }
 
   const std::string fatal = outcome.fatal;
   const Exit fatal_code = outcome.fatal_code;
-  report::Report r = run::assemble(std::move(outcome), s, cfg, started, utc_now_iso());
-  fs::create_directories(cfg.outputs.dir);
-  const fs::path json_path = cfg.outputs.dir / cfg.outputs.json;
+  result.report = run::assemble(std::move(outcome), s, cfg, started, utc_now_iso());
+  const report::Report& r = *result.report;
+  ensure_directory(cfg.outputs.dir);
+  const fs::path json_path = config::output_path(cfg.outputs, cfg.outputs.json);
   report::write(r, json_path);
-  write_file_atomically(cfg.outputs.dir / cfg.outputs.markdown, render::report_markdown(r));
-  write_file_atomically(cfg.outputs.dir / cfg.outputs.junit, render::report_junit(r));
+  if (auto md = config::output_path(cfg.outputs, cfg.outputs.markdown); !md.empty())
+    write_file_atomically(md, render::report_markdown(r));
+  if (auto xml = config::output_path(cfg.outputs, cfg.outputs.junit); !xml.empty())
+    write_file_atomically(xml, render::report_junit(r));
 
   const auto& st = r.stats;
   char line[512];
@@ -141,13 +145,20 @@ int cmd_run(const Args& args) {
 
   if (!fatal.empty()) {
     std::cerr << "gate: error: " << redact(fatal) << " (partial report marked incomplete)\n";
-    return static_cast<int>(fatal_code);
-  }
-  if (int code = stop_exit_code(); code != 0) {
+    result.code = static_cast<int>(fatal_code);
+  } else if (int code = stop_exit_code(); code != 0) {
     std::cerr << "gate: interrupted; partial report marked incomplete. Rerun to resume from the cache.\n";
-    return code;
+    result.code = code;
   }
-  return 0;
+  return result;
+}
+
+int cmd_run(const Args& args) {
+  po::options_description desc("gate run options");
+  add_run_options(desc);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate run [--config gate.yaml] [options]")) return 0;
+  return run_from_options(vm).code;
 }
 
 } // namespace gate::cli

@@ -21,5 +21,8 @@ int cmd_run(const Args& args);
 int cmd_suite(const Args& args);
 int cmd_cache(const Args& args);
 int cmd_config(const Args& args);
+int cmd_compare(const Args& args);
+int cmd_check(const Args& args);
+int cmd_baseline(const Args& args);
 
 } // namespace gate::cli

@@ -18,15 +18,14 @@ namespace {
 // the exact sums below a second instead of hanging on a corrupt report.
 constexpr std::int64_t max_count = 100'000'000;
 
-void require(bool ok, const std::string &what) {
-  if (!ok) throw Error(Exit::bad_input, "statistics: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw Error(Exit::bad_input, "statistics: " + what); }
 
 std::string counts(std::int64_t c, std::int64_t n) { return std::to_string(c) + " of " + std::to_string(n); }
 
-void require_count(std::int64_t c, std::int64_t n, const std::string &side) {
-  require(n >= 0 && c >= 0 && c <= n, side + " passes must be within 0..runs, got " + counts(c, n));
-  require(n <= max_count, side + " runs exceed " + std::to_string(max_count) + ", got " + std::to_string(n));
+void require_count(std::int64_t c, std::int64_t n, const std::string& side) {
+  if (!(n >= 0 && c >= 0 && c <= n)) fail(side + " passes must be within 0..runs, got " + counts(c, n));
+  if (!(n <= max_count))
+    fail(side + " runs exceed " + std::to_string(max_count) + ", got " + std::to_string(n));
 }
 
 // log Σ exp(v_i), accumulated one term at a time and stable at any magnitude,
@@ -80,15 +79,16 @@ double fisher_tail(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::in
   });
 }
 
-void require_p_values(const std::vector<double> &p) {
+void require_p_values(const std::vector<double>& p) {
   for (std::size_t i = 0; i < p.size(); ++i)
-    require(p[i] >= 0 && p[i] <= 1, // false for NaN too
-            "p-value #" + std::to_string(i + 1) + " must be within [0, 1], got " + std::to_string(p[i]));
+    if (!(p[i] >= 0 && p[i] <= 1))
+      fail( // false for NaN too
+          "p-value #" + std::to_string(i + 1) + " must be within [0, 1], got " + std::to_string(p[i]));
 }
 
 // Indices of p in ascending order of value; ties keep input order so the
 // adjustment is reproducible.
-std::vector<std::size_t> ascending(const std::vector<double> &p) {
+std::vector<std::size_t> ascending(const std::vector<double>& p) {
   std::vector<std::size_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
@@ -119,7 +119,7 @@ double fisher_one_sided_greater(std::int64_t c_a, std::int64_t n_a, std::int64_t
   return fisher_tail(c_a, n_a, c_b, n_b, false);
 }
 
-std::vector<double> benjamini_hochberg(const std::vector<double> &p_values) {
+std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
   require_p_values(p_values);
   std::vector<double> q(p_values.size());
   auto order = ascending(p_values);
@@ -132,7 +132,7 @@ std::vector<double> benjamini_hochberg(const std::vector<double> &p_values) {
   return q;
 }
 
-std::vector<double> holm(const std::vector<double> &p_values) {
+std::vector<double> holm(const std::vector<double>& p_values) {
   require_p_values(p_values);
   std::vector<double> adjusted(p_values.size());
   auto order = ascending(p_values);
@@ -145,9 +145,9 @@ std::vector<double> holm(const std::vector<double> &p_values) {
   return adjusted;
 }
 
-SignFlipResult paired_sign_flip_test(const std::vector<double> &d) {
+SignFlipResult paired_sign_flip_test(const std::vector<double>& d) {
   for (std::size_t i = 0; i < d.size(); ++i)
-    require(std::isfinite(d[i]), "difference #" + std::to_string(i + 1) + " is not a finite number");
+    if (!(std::isfinite(d[i]))) fail("difference #" + std::to_string(i + 1) + " is not a finite number");
   SignFlipResult r;
   std::vector<double> nonzero;
   for (double x : d)
@@ -209,9 +209,9 @@ SignFlipResult paired_sign_flip_test(const std::vector<double> &d) {
   return r;
 }
 
-MeanInterval mean_diff_interval(const std::vector<double> &d) {
+MeanInterval mean_diff_interval(const std::vector<double>& d) {
   for (std::size_t i = 0; i < d.size(); ++i)
-    require(std::isfinite(d[i]), "difference #" + std::to_string(i + 1) + " is not a finite number");
+    if (!(std::isfinite(d[i]))) fail("difference #" + std::to_string(i + 1) + " is not a finite number");
   MeanInterval r;
   if (d.empty()) return r;
   auto m = static_cast<double>(d.size());
@@ -229,9 +229,9 @@ MeanInterval mean_diff_interval(const std::vector<double> &d) {
 }
 
 McNemarResult mcnemar_exact(std::int64_t b, std::int64_t c) {
-  require(b >= 0 && c >= 0 && b <= max_count && c <= max_count,
-          "discordant counts must be within 0.." + std::to_string(max_count) + ", got " + std::to_string(b) +
-              " and " + std::to_string(c));
+  if (!(b >= 0 && c >= 0 && b <= max_count && c <= max_count))
+    fail("discordant counts must be within 0.." + std::to_string(max_count) + ", got " + std::to_string(b) +
+         " and " + std::to_string(c));
   McNemarResult r;
   r.discordant = b + c;
   if (r.discordant == 0) return r;
@@ -244,16 +244,17 @@ McNemarResult mcnemar_exact(std::int64_t b, std::int64_t c) {
   return r;
 }
 
-NoiseFloor detectable_change(const std::vector<PassCount> &baseline, std::int64_t runs_current, double alpha,
+NoiseFloor detectable_change(const std::vector<PassCount>& baseline, std::int64_t runs_current, double alpha,
                              double power) {
-  require(runs_current >= 1, "current runs per task must be at least 1, got " + std::to_string(runs_current));
-  require(alpha > 0 && alpha < 1, "alpha must be in (0, 1), got " + std::to_string(alpha));
-  require(power > 0 && power < 1, "power must be in (0, 1), got " + std::to_string(power));
+  if (!(runs_current >= 1))
+    fail("current runs per task must be at least 1, got " + std::to_string(runs_current));
+  if (!(alpha > 0 && alpha < 1)) fail("alpha must be in (0, 1), got " + std::to_string(alpha));
+  if (!(power > 0 && power < 1)) fail("power must be in (0, 1), got " + std::to_string(power));
   NoiseFloor r;
   std::vector<PassCount> tasks;
   bool all_repeated = true;
   for (std::size_t i = 0; i < baseline.size(); ++i) {
-    const auto &t = baseline[i];
+    const auto& t = baseline[i];
     require_count(t.passes, t.runs, "baseline task #" + std::to_string(i + 1));
     if (t.runs == 0) continue; // every run errored: no rate to estimate from
     tasks.push_back(t);
@@ -270,7 +271,7 @@ NoiseFloor detectable_change(const std::vector<PassCount> &baseline, std::int64_
   double var_d = 0; // mean over tasks of Var(d_i)
   if (all_repeated) {
     r.method = "binomial per task";
-    for (const auto &t : tasks) {
+    for (const auto& t : tasks) {
       auto n = static_cast<double>(t.runs);
       double p = static_cast<double>(t.passes) / n;
       double v = p * (1 - p) * n / (n - 1);
@@ -280,18 +281,18 @@ NoiseFloor detectable_change(const std::vector<PassCount> &baseline, std::int64_
   } else {
     r.method = "between-task variance";
     double mean = 0;
-    for (const auto &t : tasks)
+    for (const auto& t : tasks)
       mean += static_cast<double>(t.passes) / static_cast<double>(t.runs);
     mean /= big_t;
     double ss = 0;
-    for (const auto &t : tasks) {
+    for (const auto& t : tasks) {
       double dev = static_cast<double>(t.passes) / static_cast<double>(t.runs) - mean;
       ss += dev * dev;
     }
     // One task has no spread to measure; p̄(1−p̄) is the largest a single
     // Bernoulli outcome can have at that rate.
     double v = tasks.size() >= 2 ? ss / (big_t - 1) : mean * (1 - mean);
-    for (const auto &t : tasks)
+    for (const auto& t : tasks)
       var_d += v * (1 / static_cast<double>(t.runs) + 1 / k_a);
     var_d /= big_t;
   }

@@ -57,6 +57,12 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   file.commit();
 }
 
+void ensure_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw_cannot_run("cannot create directory " + dir.string() + ": " + ec.message());
+}
+
 std::string read_file(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_bad_input("cannot read " + path.string() + ": " + errno_text());

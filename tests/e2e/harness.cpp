@@ -18,8 +18,8 @@ namespace gate::e2e {
 
 namespace fs = std::filesystem;
 
-Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
-                const std::map<std::string, std::string>& env) {
+Child spawn_gate(const std::vector<std::string>& args, const fs::path& cwd,
+                 const std::map<std::string, std::string>& env) {
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
   std::vector<std::string> env_strings;
@@ -61,8 +61,12 @@ Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
   }
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  return Child{pid, out_pipe[0], err_pipe[0]};
+}
+
+Result finish(Child& child) {
   Result r;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[2] = {{child.out_fd, POLLIN, 0}, {child.err_fd, POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
@@ -83,9 +87,15 @@ Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
     }
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(child.pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
+                const std::map<std::string, std::string>& env) {
+  Child c = spawn_gate(args, cwd, env);
+  return finish(c);
 }
 
 TempDir::TempDir() {

@@ -21,6 +21,15 @@ struct Result {
 Result run_gate(const std::vector<std::string>& args, const std::filesystem::path& cwd,
                 const std::map<std::string, std::string>& env = {});
 
+// A gate process started in the background; finish() waits for it.
+struct Child {
+  int pid = -1;
+  int out_fd = -1, err_fd = -1;
+};
+Child spawn_gate(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                 const std::map<std::string, std::string>& env = {});
+Result finish(Child& child);
+
 // A scratch directory, removed at destruction.
 class TempDir {
 public:

@@ -3,7 +3,9 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <csignal>
 #include <fstream>
+#include <thread>
 
 #include "harness.hpp"
 #include "tests/support/fake_upstream.hpp"
@@ -209,4 +211,54 @@ TEST_CASE("a fresh call without a key exits 3 naming the variable; 401 exits 3 w
   CHECK(auth.err.find("demo-recorder") != std::string::npos);
   CHECK(upstream.requests() <= 2); // an auth failure stops the run; it is not retried
   CHECK(no_secret_in(tmp.path(), auth.out + auth.err));
+}
+
+TEST_CASE("SIGINT mid-run: exit 130, partial report marked incomplete, rerun resumes from the cache") {
+  gate::testing::Script script =
+      gate::testing::parse_script(slurp(source_dir() / "fixtures" / "demo" / "upstream.json"));
+  script.latency_ms = 100; // 132 calls at concurrency 2: several seconds
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  fs::remove_all(tmp.path() / "demo" / "cache");
+  set_yaml(config, "base_url", upstream.base_url());
+  set_yaml(config, "mode", "replay");
+  const std::map<std::string, std::string> env{{"GATE_DEMO_API_KEY", k_canary}};
+
+  Child child = spawn_gate({"run", "--config", config.string(), "-j", "2", "--out", "out", "--quiet"},
+                           tmp.path(), env);
+  while (upstream.requests() < 10) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(child.pid, SIGINT);
+  Result r = finish(child);
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  auto partial = read_json(tmp.path() / "out" / "report.json");
+  CHECK(partial.at("complete").as_bool() == false);
+  const auto recorded = entries(tmp.path() / "demo" / "cache").size();
+  CHECK(recorded >= 10);
+  CHECK(recorded < 132);
+  for (const auto& f : files_below(tmp.path() / "demo" / "cache"))
+    CHECK(f.string().find(".gate-tmp-") == std::string::npos);
+
+  const auto before = upstream.requests();
+  Result rerun = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path(), env);
+  CHECK(rerun.exit_code == 0);
+  CHECK(upstream.requests() - before == 132 - recorded); // only the missing ones are called
+  CHECK(read_json(tmp.path() / "out" / "report.json").at("complete").as_bool() == true);
+}
+
+TEST_CASE("an unwritable report directory exits 3 and keeps the previous report") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  Result first = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path());
+  REQUIRE(first.exit_code == 0);
+  const std::string before = slurp(tmp.path() / "out" / "report.json");
+  // Running as root, permissions do not stop a write; a report path below a
+  // regular file does.
+  spit(tmp.path() / "blocker", "not a directory");
+  Result r = run_gate({"run", "--config", config.string(), "--out", "blocker/out", "--quiet"}, tmp.path());
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("blocker") != std::string::npos);
+  CHECK(slurp(tmp.path() / "out" / "report.json") == before);
 }

@@ -52,17 +52,19 @@ struct DocRow {
 
 std::map<std::string, DocRow> doc_rows() {
   // This file is tests/unit/; the docs are two levels up.
-  const fs::path doc = fs::path(__FILE__).parent_path().parent_path().parent_path() / "docs/config.md";
+  const fs::path doc = fs::path(__FILE__).parent_path().parent_path().parent_path() / "README.md";
   std::ifstream in(doc);
   REQUIRE_MESSAGE(in.good(), "cannot read " << doc);
   std::map<std::string, DocRow> rows;
   std::string line;
+  bool in_section = false; // only the "Configuration reference" section
   while (std::getline(in, line)) {
-    if (!line.starts_with("| `")) continue;
+    if (line.starts_with("## ")) in_section = line == "## Configuration reference";
+    if (!in_section || !line.starts_with("| `")) continue;
     const std::vector<std::string> c = cells(line);
     REQUIRE_MESSAGE(c.size() == 4, line);
     const std::string key = strip_backticks(c[0]);
-    CHECK_MESSAGE(!rows.contains(key), "listed twice in docs/config.md: " << key);
+    CHECK_MESSAGE(!rows.contains(key), "listed twice in README.md: " << key);
     rows[key] = {c[1], strip_backticks(c[2]), c[3]};
   }
   return rows;
@@ -70,14 +72,14 @@ std::map<std::string, DocRow> doc_rows() {
 
 } // namespace
 
-TEST_CASE("docs/config.md documents exactly the keys of key_table(), with their types and defaults") {
+TEST_CASE("README.md documents exactly the keys of key_table(), with their types and defaults") {
   const std::map<std::string, DocRow> docs = doc_rows();
   std::set<std::string> keys;
   for (const KeyInfo &k : key_table()) {
     keys.insert(k.key);
     auto it = docs.find(k.key);
     if (it == docs.end()) {
-      FAIL_CHECK("key missing from docs/config.md: " << k.key);
+      FAIL_CHECK("key missing from README.md: " << k.key);
       continue;
     }
     CHECK_MESSAGE(it->second.type == k.type, k.key);
@@ -85,7 +87,7 @@ TEST_CASE("docs/config.md documents exactly the keys of key_table(), with their 
     CHECK_MESSAGE(!it->second.help.empty(), k.key);
   }
   for (const auto &[key, row] : docs)
-    CHECK_MESSAGE(keys.contains(key), "docs/config.md lists an unknown key: " << key);
+    CHECK_MESSAGE(keys.contains(key), "README.md lists an unknown key: " << key);
 }
 
 TEST_CASE("key_table() names each key once, with a type, a default and help") {

@@ -1,0 +1,128 @@
+// gate-bench-compare: the in-process equivalent of
+// `gate compare --baseline A --current B --json /dev/null`, stage by stage.
+//
+//   gate-bench-compare BASELINE CURRENT [--allow-suite-change]
+//
+// Prints the wall time of reading each report, of compare::compare, and of
+// rendering the verdict JSON, the peak RSS, and the verdict's counts (so a
+// reader can see the work was done), then report::read in parts.
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <sys/resource.h>
+
+#include <gate/compare/compare.hpp>
+#include <gate/render/verdict_json.hpp>
+#include <gate/report/report.hpp>
+#include <gate/util/atomic_file.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+// report::read of one file in parts, after the figures above (it adds to
+// the process's memory, not to their peak): the file read, the strict parse
+// alone (duplicate keys, limits), the whole from_json, and report::compute,
+// which from_json runs at its end. from_json − strict parse − compute is the
+// exact-doubles pass, the patching and the DOM → Report conversion.
+void read_breakdown(const char* file) {
+  using namespace gate;
+  auto t0 = Clock::now();
+  const std::string text = read_file(file);
+  const double read = ms_since(t0);
+  t0 = Clock::now();
+  {
+    const boost::json::value v = json::parse_strict(text, file, 1, {});
+    (void)v;
+  }
+  const double strict = ms_since(t0);
+  t0 = Clock::now();
+  {
+    const boost::json::value v = boost::json::parse(text);
+    (void)v;
+  }
+  const double plain = ms_since(t0);
+  t0 = Clock::now();
+  report::Report r = report::from_json(text, file);
+  const double from_json = ms_since(t0);
+  t0 = Clock::now();
+  report::compute(r, report::options_from_config(r.config, file));
+  const double compute = ms_since(t0);
+  std::printf("report::read of the baseline in parts:\n");
+  std::printf("  read_file               %9.1f ms\n", read);
+  std::printf("  json::parse_strict      %9.1f ms  (DOM built and freed)\n", strict);
+  std::printf("  boost::json::parse      %9.1f ms  (the same without gate's checks, for scale)\n", plain);
+  std::printf("  report::from_json       %9.1f ms  (all of the below)\n", from_json);
+  std::printf("    of which compute      %9.1f ms  (timed again on its own)\n", compute);
+  std::printf("    of which the rest     %9.1f ms  (strict parse, exact doubles, patch, DOM -> Report)\n",
+              from_json - compute);
+}
+
+int run(int argc, char** argv) {
+  using namespace gate;
+  const bool allow = argc == 4 && std::string(argv[3]) == "--allow-suite-change";
+  if (argc != 3 && !allow) {
+    std::cerr << "usage: gate-bench-compare BASELINE CURRENT [--allow-suite-change]\n";
+    return static_cast<int>(Exit::bad_input);
+  }
+  const auto start = Clock::now();
+  auto t0 = Clock::now();
+  const report::Report base = report::read(argv[1]);
+  const double read_base = ms_since(t0);
+  t0 = Clock::now();
+  const report::Report cur = report::read(argv[2]);
+  const double read_cur = ms_since(t0);
+  const double rss_read = peak_rss_mb();
+
+  compare::Options o;
+  o.allow_suite_change = allow;
+  t0 = Clock::now();
+  const compare::Verdict v = compare::compare(base, cur, o);
+  const double cmp = ms_since(t0);
+  t0 = Clock::now();
+  const std::string json = render::verdict_json(v);
+  const double render = ms_since(t0);
+  const double total = ms_since(start);
+
+  std::printf("read baseline   %9.1f ms  (%zu tasks)\n", read_base, base.tasks.size());
+  std::printf("read current    %9.1f ms  (%zu tasks)\n", read_cur, cur.tasks.size());
+  std::printf("compare         %9.1f ms\n", cmp);
+  std::printf("verdict json    %9.1f ms  (%.1f KB)\n", render, static_cast<double>(json.size()) / 1e3);
+  std::printf("total           %9.1f ms  peak RSS %.0f MB (%.0f MB after reading both)\n", total,
+              peak_rss_mb(), rss_read);
+  std::printf("verdict: %s; paired %lld, flips %lld, regressed %lld, fixed %lld, became flaky %lld, "
+              "became stable %lld\n",
+              v.passed ? "pass" : "fail", static_cast<long long>(v.paired), static_cast<long long>(v.flips),
+              static_cast<long long>(v.regressed), static_cast<long long>(v.fixed),
+              static_cast<long long>(v.became_flaky), static_cast<long long>(v.became_stable));
+  read_breakdown(argv[1]);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const gate::Error& e) {
+    std::cerr << "gate-bench-compare: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "gate-bench-compare: " << e.what() << "\n";
+    return static_cast<int>(gate::Exit::cannot_run);
+  }
+}

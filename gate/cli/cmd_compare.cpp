@@ -1,0 +1,121 @@
+#include <iostream>
+
+#include <gate/cli/commands.hpp>
+#include <gate/cli/run_steps.hpp>
+#include <gate/cli/verdict_output.hpp>
+#include <gate/compare/compare.hpp>
+#include <gate/render/verdict_markdown.hpp>
+#include <gate/report/report.hpp>
+#include <gate/util/error.hpp>
+
+namespace gate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// compare() does not know file names; a suite mismatch gets them here.
+compare::Verdict compare_files(const report::Report& b, const report::Report& c, const compare::Options& o,
+                               const fs::path& b_file, const fs::path& c_file) {
+  try {
+    return compare::compare(b, c, o);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (baseline " + b_file.string() + ", current " +
+                              c_file.string() + ")");
+  }
+}
+
+std::optional<config::Config> optional_config(const po::variables_map& vm) {
+  if (!vm.count("config")) return std::nullopt;
+  return load_config(vm["config"].as<std::string>(), {});
+}
+
+} // namespace
+
+int cmd_compare(const Args& args) {
+  po::options_description desc("gate compare options");
+  desc.add_options()("help,h", "show this help")("baseline,b", po::value<std::string>()->required(),
+                                                 "the committed baseline report")(
+      "current", po::value<std::string>()->required(), "the report to judge")(
+      "config,c", po::value<std::string>(), "take thresholds from this gate.yaml");
+  add_compare_options(desc);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate compare --baseline BASE.json --current report.json [options]"))
+    return 0;
+  auto cfg = optional_config(vm);
+  const fs::path b_file = vm["baseline"].as<std::string>(), c_file = vm["current"].as<std::string>();
+  report::Report base = read_report(b_file, "baseline");
+  report::Report cur = read_report(c_file, "current report");
+  compare::Verdict v = compare_files(base, cur, compare_options(vm, cfg ? &*cfg : nullptr), b_file, c_file);
+  return emit_verdict(v, base, cur, vm, verdict_files(vm, {}));
+}
+
+int cmd_check(const Args& args) {
+  po::options_description desc("gate check options (run, then compare with the configured baseline)");
+  add_run_options(desc);
+  desc.add_options()("baseline,b", po::value<std::string>(), "the baseline (default: `baseline` in gate.yaml)");
+  add_compare_options(desc);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
+  // The baseline is read before the run: a missing or broken one fails in
+  // a second, not after the whole suite ran.
+  config::Config cfg = load_config(vm["config"].as<std::string>(), {});
+  fs::path b_file = vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : cfg.baseline;
+  if (b_file.empty())
+    throw Error(Exit::bad_input, cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
+  report::Report base = read_report(b_file, "baseline");
+
+  RunResult run = run_from_options(vm);
+  if (!run.report) return run.code;
+  if (run.code != 0) return run.code; // an incomplete run is never judged
+  const fs::path c_file = config::output_path(run.config.outputs, run.config.outputs.json);
+  compare::Verdict v = compare_files(base, *run.report, compare_options(vm, &run.config), b_file, c_file);
+  return emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
+}
+
+int cmd_baseline(const Args& args) {
+  po::options_description desc("gate baseline options");
+  desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "update")(
+      "report,r", po::value<std::string>()->required(), "the report to promote")(
+      "baseline,b", po::value<std::string>(), "the baseline file (default: `baseline` in gate.yaml)")(
+      "config,c", po::value<std::string>(), "the gate.yaml naming the baseline")(
+      "force", "replace the baseline even when the suite changed");
+  po::positional_options_description pos;
+  pos.add("action", 1);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate baseline update --report report.json [--baseline FILE] [--force]",
+                     &pos))
+    return 0;
+  if (!vm.count("action") || vm["action"].as<std::string>() != "update")
+    throw Error(Exit::bad_input, "usage: gate baseline update --report report.json [--baseline FILE]");
+  auto cfg = optional_config(vm);
+  fs::path b_file = vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>())
+                                         : (cfg ? cfg->baseline : fs::path());
+  if (b_file.empty()) throw Error(Exit::bad_input, "gate baseline update: pass --baseline FILE or --config");
+  const fs::path r_file = vm["report"].as<std::string>();
+  report::Report next = read_report(r_file, "report");
+  if (!next.complete)
+    throw Error(Exit::bad_input, r_file.string() + ": the report is incomplete (" + next.incomplete_reason +
+                                     "); an interrupted run cannot become the baseline");
+
+  if (fs::exists(b_file)) {
+    report::Report old = read_report(b_file, "baseline");
+    const bool suite_changed = old.suite.name != next.suite.name || old.suite.version != next.suite.version ||
+                               old.suite.sha256 != next.suite.sha256;
+    if (suite_changed && vm.count("force") == 0)
+      throw Error(Exit::bad_input, "the suite changed (" + old.suite.name + " " + old.suite.version + " → " +
+                                       next.suite.name + " " + next.suite.version +
+                                       "); pass --force to replace the baseline anyway");
+    compare::Options o = compare_options(vm, cfg ? &*cfg : nullptr);
+    o.allow_suite_change = true;
+    compare::Verdict v = compare::compare(old, next, o);
+    std::cout << "What changes against the current baseline:\n\n"
+              << render::verdict_markdown(v, {65536, r_file.filename().string()}) << "\n";
+  }
+  report::write(next, b_file);
+  std::cout << "baseline " << b_file.string() << " updated from " << r_file.string() << " (" << next.tasks.size()
+            << " tasks); commit it with the change it accepts\n";
+  return 0;
+}
+
+} // namespace gate::cli

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <optional>
+
+#include <gate/cli/common.hpp>
+#include <gate/config/config.hpp>
+#include <gate/report/report.hpp>
+
+namespace gate::cli {
+
+// `gate run`'s options and pipeline, shared with `gate check`.
+void add_run_options(po::options_description& d);
+
+struct RunResult {
+  int code = 0;                        // 0, or the exit code that ends the command (3, 4, 130, 143)
+  config::Config config;
+  std::optional<report::Report> report; // absent when nothing was written (replay-only misses)
+};
+
+// Loads config and suite, runs, writes report.json/md/xml and prints the
+// one-line summary (--quiet silences progress only).
+RunResult run_from_options(const po::variables_map& vm);
+
+} // namespace gate::cli

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <gate/cli/common.hpp>
+#include <gate/compare/compare.hpp>
+#include <gate/report/report.hpp>
+
+namespace gate::cli {
+
+// Options shared by `gate compare`, `gate check` and `gate baseline update`:
+// thresholds (overriding the config's), output forms.
+void add_compare_options(po::options_description& d);
+
+// Thresholds: the config's, then each --max-… flag ("off" unsets one).
+compare::Options compare_options(const po::variables_map& vm, const config::Config* cfg);
+
+struct VerdictFiles {
+  std::filesystem::path markdown, json, junit, html;
+};
+VerdictFiles verdict_files(const po::variables_map& vm, const std::filesystem::path& default_dir);
+
+// Writes the requested forms, prints the verdict (text, md or json per
+// --format), GitHub annotations and step summary when running in Actions.
+// Returns the verdict's exit code.
+int emit_verdict(const compare::Verdict& v, const report::Report& baseline, const report::Report& current,
+                 const po::variables_map& vm, const VerdictFiles& files);
+
+// Reads a report or baseline, naming which one in errors.
+report::Report read_report(const std::filesystem::path& file, const char* role);
+
+} // namespace gate::cli

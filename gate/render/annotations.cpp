@@ -1,0 +1,168 @@
+#include <gate/render/annotations.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+
+#include <gate/report/report.hpp>
+#include <gate/util/redact.hpp>
+
+namespace gate::render {
+
+namespace {
+
+using compare::MetricRow;
+using compare::TaskDiff;
+using compare::Verdict;
+
+constexpr std::size_t k_free_text_bytes = 500;
+
+std::string clean(std::string_view s) { return report::to_valid_utf8(redact(s)); }
+
+std::string fixed1(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
+}
+
+// "p=0.012", "q<0.001".
+std::string p_text(double p, const char* name = "p") {
+  if (p < 0.001) return std::string(name) + "<0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s=%.3f", name, p);
+  return buf;
+}
+
+std::string unit_text(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
+
+std::string escape(std::string_view s, bool property) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+    case '%': out += "%25"; break;
+    case '\r': out += "%0D"; break;
+    case '\n': out += "%0A"; break;
+    case ':': property ? out += "%3A" : out += c; break;
+    case ',': property ? out += "%2C" : out += c; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+// Untrusted text for a line inside the stop-commands block: one line, no
+// control characters, no copy of the token, at most k_free_text_bytes.
+std::string free_text(std::string_view text, const std::string& token) {
+  std::string s = clean(text);
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (c == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
+                static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
+      out += ' '; // U+2028, U+2029: line breaks to some readers
+      i += 2;
+    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x85) {
+      out += ' '; // U+0085 NEXT LINE
+      i += 1;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  for (std::size_t at = out.find(token); at != std::string::npos; at = out.find(token, at))
+    out.replace(at, token.size(), "[stop token]");
+  if (out.size() > k_free_text_bytes) {
+    std::size_t cut = k_free_text_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80)
+      --cut;
+    out.resize(cut);
+    out += "…";
+  }
+  return out;
+}
+
+std::string passed_text(const TaskDiff& t) {
+  return std::to_string(t.c_b) + "/" + std::to_string(t.n_b) + " → " + std::to_string(t.c_a) + "/" +
+         std::to_string(t.n_a) + " runs passed";
+}
+
+std::string metric_message(const MetricRow& r) {
+  double worsening = r.higher_is_better ? -r.delta : r.delta;
+  std::string u = unit_text(r.unit);
+  std::string s = r.name + (r.higher_is_better ? " fell " : " rose ") + fixed1(worsening) + u;
+  if (r.threshold) s += " (threshold " + fixed1(*r.threshold) + u;
+  if (r.p_adjusted) s += ", " + p_text(*r.p_adjusted) + " adjusted";
+  if (r.threshold) s += ")";
+  return s;
+}
+
+void check_token(const std::string& token) {
+  bool ok = token.size() >= 16;
+  for (char c : token)
+    ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+  if (!ok)
+    throw std::invalid_argument("github_annotations: the stop token must be 16+ characters of [A-Za-z0-9]");
+}
+
+} // namespace
+
+std::string escape_command_data(std::string_view s) { return escape(s, false); }
+
+std::string escape_command_property(std::string_view s) { return escape(s, true); }
+
+std::string github_annotations(const Verdict& v, const std::string& stop_token) {
+  check_token(stop_token);
+  const std::string error = "::error title=" + escape_command_property("gate") + "::";
+  std::string out;
+  for (const MetricRow& r : v.metrics)
+    if (r.failed) out += error + escape_command_data(clean(metric_message(r))) + "\n";
+  std::size_t annotated = 0, regressed = 0;
+  for (const TaskDiff& t : v.tasks) {
+    if (!t.regressed) continue;
+    ++regressed;
+    if (annotated == k_max_task_annotations) continue;
+    ++annotated;
+    std::string m = "task " + clean(t.id) + " regressed: " + passed_text(t);
+    m += t.grader_change ? " (check or grader change: the inputs were unchanged)"
+                         : " (" + p_text(t.q_value, "q") + ")";
+    out += error + escape_command_data(m) + "\n";
+  }
+  if (regressed > annotated)
+    out += error + "… and " + std::to_string(regressed - annotated) +
+           " more regressed tasks: see the verdict (Markdown, JSON or JUnit)\n";
+
+  out += "::stop-commands::" + stop_token + "\n";
+  out += "gate: " + free_text(v.headline, stop_token) + "\n";
+  for (const auto& w : v.warnings)
+    out += "gate: warning: " + free_text(w, stop_token) + "\n";
+  std::size_t detailed = 0;
+  for (const TaskDiff& t : v.tasks) {
+    if (!t.regressed || detailed == k_max_task_annotations) continue;
+    ++detailed;
+    std::string id = free_text(t.id, stop_token);
+    for (const auto& c : t.failing_checks)
+      out += "gate: task " + id + ": failing check: " + free_text(c, stop_token) + "\n";
+    if (!t.answer_excerpt.empty())
+      out += "gate: task " + id + ": answer: " + free_text(t.answer_excerpt, stop_token) + "\n";
+  }
+  out += "::" + stop_token + "::\n";
+  return out;
+}
+
+std::string random_stop_token() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    out += buf;
+  }
+  return out;
+}
+
+} // namespace gate::render

@@ -1,0 +1,341 @@
+#include <gate/render/html.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include <gate/render/escape.hpp>
+#include <gate/render/html_detail.hpp>
+
+namespace gate::render {
+
+namespace {
+
+using namespace html_detail;
+
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return "—";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// "+1.5", "−0.3" with a real minus sign, as the verdict's own text.
+std::string signed1(double v) {
+  if (!std::isfinite(v)) return "—";
+  std::string s = fixed(std::fabs(v), 1);
+  if (s == "0.0") return s;
+  return (v < 0 ? "−" : "+") + s;
+}
+
+std::string pct(double rate) { return fixed(rate * 100.0, 1) + "%"; }
+
+std::string with_unit(const std::string& number, const std::string& unit) {
+  if (number == "—") return number;
+  return unit == "%" ? number + "%" : number + " " + text(unit);
+}
+
+std::string value(double v, const std::string& value_unit) {
+  if (value_unit == "ms") return with_unit(fixed(v, std::fabs(v) < 10 ? 1 : 0), "ms");
+  if (value_unit == "tokens") return fixed(v, 1);
+  return with_unit(fixed(v, 1), value_unit);
+}
+
+std::string p_text(double p) { return p < 0.001 ? "&lt;0.001" : fixed(p, 3); }
+
+void row(std::string& out, std::initializer_list<std::string> cells, const std::string& cls = "") {
+  out += cls.empty() ? "<tr>" : "<tr class=\"" + cls + "\">";
+  bool first = true;
+  for (const std::string& c : cells) {
+    out += first ? "<td>" : "<td class=\"num\">";
+    out += c + "</td>";
+    first = false;
+  }
+  out += "</tr>\n";
+}
+
+std::string metric_status(const compare::MetricRow& m, std::string& cls) {
+  cls.clear();
+  if (m.failed) {
+    cls = "failed";
+    return "failed";
+  }
+  if (!m.threshold) return "not gated";
+  if (m.crossed) {
+    cls = "crossed";
+    return m.gated ? "crossed, not significant" : "crossed, no test";
+  }
+  return "ok";
+}
+
+void metric_table(const compare::Verdict& v, std::string& out) {
+  out += "<section id=\"gate-metrics\">\n<h2>Metrics</h2>\n<table><thead><tr><th>Metric</th><th>Baseline</th>"
+         "<th>Current</th><th>Δ</th><th>95% interval</th><th>Threshold</th><th>Adjusted p</th>"
+         "<th>Noise floor</th><th>Status</th></tr></thead>\n<tbody>\n";
+  for (const compare::MetricRow& m : v.metrics) {
+    std::string name = text(m.name);
+    if (!m.higher_is_better) name += " <span class=\"muted small\">(lower is better)</span>";
+    if (!m.test.empty()) name += "<div class=\"muted small\">" + text(m.test) + "</div>";
+    std::string interval = "—";
+    if (std::isfinite(m.delta_interval.low) && std::isfinite(m.delta_interval.high))
+      interval = with_unit("[" + signed1(m.delta_interval.low) + ", " + signed1(m.delta_interval.high) + "]",
+                           m.unit);
+    std::string p = "—";
+    if (m.p_adjusted)
+      p = p_text(*m.p_adjusted);
+    else if (m.p_value)
+      p = p_text(*m.p_value) + " <span class=\"muted small\">(unadjusted)</span>";
+    std::string cls;
+    std::string status = metric_status(m, cls);
+    out += cls.empty() ? "<tr>" : "<tr class=\"" + cls + "\">";
+    out += "<td>" + name + "</td><td class=\"num\">" + value(m.baseline, m.value_unit) +
+           "</td><td class=\"num\">" + value(m.current, m.value_unit) + "</td><td class=\"num\">" +
+           with_unit(signed1(m.delta), m.unit) + "</td><td class=\"num\">" + interval +
+           "</td><td class=\"num\">" + (m.threshold ? with_unit(fixed(*m.threshold, 1), m.unit) : "—") +
+           "</td><td class=\"num\">" + p + "</td><td class=\"num\">" +
+           (m.noise_floor ? "±" + with_unit(fixed(*m.noise_floor, 1), m.unit) : "—") +
+           "</td><td class=\"status\">" + status + "</td></tr>\n";
+  }
+  out +=
+      "</tbody></table>\n<p class=\"hint\">Δ is measured over the paired tasks. A metric fails the gate only "
+      "when its worsening reaches the threshold <em>and</em> it is significant: Holm-adjusted p below α = " +
+      fixed(v.alpha, 3) +
+      " over the gated metrics. The noise floor is the smallest worsening this suite "
+      "size and run count would detect.</p>\n</section>\n";
+}
+
+struct Bar {
+  std::string label;
+  double base = 0, cur = 0; // in [0, 1]
+  std::int64_t tasks = 0;
+};
+
+// Horizontal bars in inline SVG: no script, no external asset.
+void chart(const std::vector<Bar>& bars, bool two, std::string& out) {
+  constexpr int label_w = 210, bar_w = 340, width = 620, bar_h = 12;
+  const int row_h = two ? 36 : 22, top = two ? 22 : 4;
+  const int height = top + row_h * static_cast<int>(bars.size()) + 4;
+  out += "<section id=\"gate-chart\">\n<h2>Success by scenario</h2>\n<svg class=\"chart\" width=\"" +
+         std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+         std::to_string(width) + " " + std::to_string(height) +
+         "\" role=\"img\" aria-label=\"success rate by scenario\">\n";
+  if (two)
+    out +=
+        "<rect class=\"base\" x=\"210\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"224\" y=\"13\">baseline"
+        "</text><rect class=\"cur\" x=\"300\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"314\" y=\"13\">"
+        "current</text>\n";
+  auto bar = [&](const char* cls, double rate, int y) {
+    double w = std::clamp(std::isfinite(rate) ? rate : 0.0, 0.0, 1.0) * bar_w;
+    out += "<rect class=\"" + std::string(cls) + "\" x=\"" + std::to_string(label_w) + "\" y=\"" +
+           std::to_string(y) + "\" width=\"" + fixed(w, 1) + "\" height=\"" + std::to_string(bar_h) +
+           "\"/><text x=\"" + fixed(label_w + w + 4, 1) + "\" y=\"" + std::to_string(y + 10) + "\">" +
+           pct(rate) + "</text>\n";
+  };
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    int y = top + row_h * static_cast<int>(i);
+    std::string label = b.label.empty() ? "(none)" : clean(b.label);
+    out += "<g><title>" + text(label) + " — " + std::to_string(b.tasks) + " tasks</title><text x=\"0\" y=\"" +
+           std::to_string(y + (two ? 18 : 10)) + "\">" + text(truncate_utf8(label, 30)) + "</text>\n";
+    if (two) {
+      bar("base", b.base, y);
+      bar("cur", b.cur, y + bar_h + 2);
+    } else {
+      bar("cur", b.cur, y);
+    }
+    out += "</g>\n";
+  }
+  out += "</svg>\n</section>\n";
+}
+
+void list(const char* heading, const char* cls, const std::vector<std::string>& items, std::string& out) {
+  if (items.empty()) return;
+  out += std::string("<h2>") + heading + "</h2>\n<ul class=\"" + cls + "\">\n";
+  for (const std::string& s : items)
+    out += "<li>" + text(s) + "</li>\n";
+  out += "</ul>\n";
+}
+
+std::string suite_line(const report::SuiteInfo& s) {
+  std::string out = text(s.name);
+  if (!s.version.empty()) out += " " + text(s.version);
+  if (!s.sha256.empty()) out += " <span class=\"muted\">(sha256 " + text(s.sha256.substr(0, 12)) + ")</span>";
+  return out;
+}
+
+std::string report_line(const char* side, const report::Report& r) {
+  std::string out = std::string(side) + ": " + suite_line(r.suite) + " · gate " + text(r.gate_version);
+  if (!r.finished_at.empty()) out += " · finished " + text(r.finished_at);
+  return out;
+}
+
+Side side_of(const report::Report& r, std::size_t i) {
+  return {&r.tasks[i],
+          i < r.task_stats.size() && r.task_stats.size() == r.tasks.size() ? &r.task_stats[i] : nullptr};
+}
+
+std::unordered_map<std::string, std::size_t> index_of(const report::Report& r) {
+  std::unordered_map<std::string, std::size_t> out;
+  for (std::size_t i = 0; i < r.tasks.size(); ++i)
+    out.emplace(r.tasks[i].id, i);
+  return out;
+}
+
+std::vector<TaskEntry> verdict_entries(const compare::Verdict& v, const report::Report& baseline,
+                                       const report::Report& current) {
+  auto in_base = index_of(baseline), in_cur = index_of(current);
+  auto find = [](const auto& index, const report::Report& r, const std::string& id) {
+    auto it = index.find(id);
+    return it == index.end() ? Side{} : side_of(r, it->second);
+  };
+  std::vector<TaskEntry> out;
+  std::unordered_map<std::string, bool> listed;
+  for (const compare::TaskDiff& d : v.tasks) {
+    TaskEntry e{d.id, d.scenario, {}, find(in_base, baseline, d.id), find(in_cur, current, d.id), &d};
+    if (d.regressed) e.status.push_back("regressed");
+    if (d.flipped) e.status.push_back("flipped");
+    if (d.fixed) e.status.push_back("fixed");
+    if (d.became_flaky) e.status.push_back("flaky");
+    if (d.became_stable) e.status.push_back("stable");
+    if (e.status.empty()) e.status.push_back("unchanged");
+    listed[d.id] = true;
+    out.push_back(std::move(e));
+  }
+  for (std::size_t i = 0; i < current.tasks.size(); ++i) {
+    const results::Task& t = current.tasks[i];
+    if (listed.count(t.id) || !in_base.count(t.id)) continue;
+    out.push_back(
+        {t.id, t.scenario, {"unchanged"}, find(in_base, baseline, t.id), side_of(current, i), nullptr});
+  }
+  for (const std::string& id : v.added) {
+    Side s = find(in_cur, current, id);
+    out.push_back({id, s.task ? s.task->scenario : "", {"added"}, {}, s, nullptr});
+  }
+  for (const std::string& id : v.removed) {
+    Side s = find(in_base, baseline, id);
+    out.push_back({id, s.task ? s.task->scenario : "", {"removed"}, s, {}, nullptr});
+  }
+  return out;
+}
+
+} // namespace
+
+std::string verdict_html(const compare::Verdict& v, const report::Report& baseline,
+                         const report::Report& current, const HtmlOptions& o) {
+  std::vector<TaskEntry> tasks = verdict_entries(v, baseline, current);
+  std::size_t shortened = 0;
+  std::string data = script_safe(data_json(tasks, true, o, shortened));
+
+  std::string body;
+  body.reserve(4096 + tasks.size() * 256);
+  body += "<header>\n<h1>gate verdict: " + suite_line(v.current_suite) +
+          "</h1>\n<p id=\"gate-headline\" "
+          "class=\"headline " +
+          std::string(v.passed ? "pass" : "fail") + "\">" + text(v.headline) + "</p>\n<p class=\"muted\">" +
+          report_line("baseline", baseline) + "<br>" + report_line("current", current) + "</p>\n";
+  list(v.passed ? "Notes" : "Why it failed", "reasons", v.reasons, body);
+  list("Warnings", "warnings", v.warnings, body);
+  body += "</header>\n";
+  metric_table(v, body);
+
+  body += "<section id=\"gate-summary\">\n<h2>Tasks at a glance</h2>\n<p>" + std::to_string(v.paired) +
+          " paired · " + std::to_string(v.regressed) + " regressed · " + std::to_string(v.fixed) +
+          " fixed · " + std::to_string(v.flips) + " flipped · " + std::to_string(v.became_flaky) +
+          " became flaky · " + std::to_string(v.became_stable) + " became stable · " +
+          std::to_string(v.added.size()) + " added · " + std::to_string(v.removed.size()) +
+          " removed</p>\n<p class=\"muted\">" + std::to_string(v.unchanged_inputs) +
+          " paired tasks had unchanged inputs (replayed), " + std::to_string(v.affected) +
+          " were affected by the change.";
+  if (v.max_new_failures) body += " max_new_failures: " + std::to_string(*v.max_new_failures) + ".";
+  body += "</p>\n</section>\n";
+
+  std::vector<Bar> bars;
+  for (const compare::ScenarioRow& s : v.scenarios)
+    bars.push_back({s.scenario, s.baseline, s.current, s.tasks});
+  if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, true, body);
+
+  task_section(tasks, true, shortened, o, body);
+  std::string title = std::string("gate: ") + (v.passed ? "passed" : "failed") + " — " + v.current_suite.name;
+  return page(title, body, data);
+}
+
+std::string report_html(const report::Report& r, const HtmlOptions& o) {
+  std::vector<TaskEntry> tasks;
+  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+    Side s = side_of(r, i);
+    TaskEntry e{r.tasks[i].id, r.tasks[i].scenario, {}, {}, s, nullptr};
+    const metrics::TaskStats* st = s.stats;
+    if (!st || (st->n == 0 && st->errored == 0))
+      e.status.push_back("no runs");
+    else if (st->n == 0)
+      e.status.push_back("errored");
+    else if (st->mixed)
+      e.status.push_back("flaky");
+    else if (st->c == st->n)
+      e.status.push_back("passed");
+    else
+      e.status.push_back("failed");
+    if (st && st->n > 0 && st->errored > 0) e.status.push_back("errored");
+    if (st && st->route_polluted) e.status.push_back("route-polluted");
+    tasks.push_back(std::move(e));
+  }
+  // Failing tasks first: they are what a reader opens, and they keep their
+  // full answers when the page has to shorten some.
+  const auto& order = report_statuses();
+  std::stable_sort(tasks.begin(), tasks.end(), [&](const TaskEntry& a, const TaskEntry& b) {
+    return std::find(order.begin(), order.end(), a.status.front()) <
+           std::find(order.begin(), order.end(), b.status.front());
+  });
+  std::size_t shortened = 0;
+  std::string data = script_safe(data_json(tasks, false, o, shortened));
+
+  const metrics::SuiteStats& s = r.stats;
+  std::string body;
+  body.reserve(4096 + tasks.size() * 200);
+  body += "<header>\n<h1>gate report: " + suite_line(r.suite) +
+          "</h1>\n<p id=\"gate-headline\" class=\"headline\">"
+          "Success rate " +
+          pct(s.overall.success_rate) + " (95% interval " + pct(s.overall.interval.low) + " – " +
+          pct(s.overall.interval.high) + ", " + text(s.overall.interval_method) + ") · " +
+          std::to_string(r.tasks.size()) + " tasks · " + std::to_string(s.errored_runs) +
+          " errored runs</p>\n<p class=\"muted\">gate " + text(r.gate_version);
+  if (!r.started_at.empty()) body += " · started " + text(r.started_at);
+  if (!r.finished_at.empty()) body += " · finished " + text(r.finished_at);
+  body += "</p>\n";
+  if (!r.complete)
+    list("Warnings", "warnings",
+         {"incomplete report" + (r.incomplete_reason.empty() ? "" : ": " + r.incomplete_reason) +
+          "; the numbers cover only the runs that finished"},
+         body);
+  body += "</header>\n<section id=\"gate-metrics\">\n<h2>Metrics</h2>\n<table><thead><tr><th>Metric</th>"
+          "<th>Value</th></tr></thead>\n<tbody>\n";
+  row(body, {"Success rate", pct(s.overall.success_rate)});
+  for (std::size_t k = 0; k < s.pass_at_k.size(); ++k)
+    row(body, {"pass@" + std::to_string(k + 1), pct(s.pass_at_k[k])});
+  for (std::size_t k = 0; k < s.pass_hat_k.size(); ++k)
+    row(body, {"pass^" + std::to_string(k + 1), pct(s.pass_hat_k[k])});
+  row(body, {"Consistency gap", fixed(s.consistency_gap_pp, 1) + " pp"});
+  row(body, {"Answer inconsistency", fixed(s.answer_inconsistency_pp, 1) + " pp"});
+  row(body, {"Trajectory inconsistency", fixed(s.trajectory_inconsistency_pp, 1) + " pp"});
+  row(body, {"Route-polluted tasks", std::to_string(s.polluted_tasks)});
+  row(body, {"Errored runs", std::to_string(s.errored_runs) + " of " + std::to_string(s.total_runs) + " (" +
+                                 pct(s.error_rate) + ")"});
+  row(body, {"Tokens per task", fixed(s.tokens_per_task, 1)});
+  row(body,
+      {"Tokens paid / from cache", std::to_string(s.paid_tokens) + " / " + std::to_string(s.cached_tokens)});
+  if (s.call_latency.count > 0)
+    row(body, {"Model call latency p50 / p95",
+               value(s.call_latency.p50, "ms") + " / " + value(s.call_latency.p95, "ms")});
+  body += "</tbody></table>\n</section>\n";
+
+  std::vector<Bar> bars;
+  for (const auto& [name, rs] : s.by_scenario)
+    bars.push_back({name, 0, rs.success_rate, rs.tasks});
+  if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, false, body);
+
+  task_section(tasks, false, shortened, o, body);
+  return page("gate report — " + r.suite.name, body, data);
+}
+
+} // namespace gate::render

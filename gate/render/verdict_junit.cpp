@@ -1,0 +1,147 @@
+#include <gate/render/verdict_junit.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include <gate/render/escape.hpp>
+
+namespace gate::render {
+
+namespace {
+
+using compare::MetricRow;
+using compare::TaskDiff;
+using compare::Verdict;
+
+constexpr std::size_t k_answer_bytes = 200;
+
+std::string number(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
+}
+
+std::string signed1(double x) {
+  std::string s = number(std::fabs(x));
+  if (s == "0.0") return s;
+  return (x < 0 ? "-" : "+") + s;
+}
+
+std::string unit_text(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
+
+std::string p_text(double p) {
+  if (p < 0.001) return "<0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", p);
+  return buf;
+}
+
+// Everything the row holds, one fact per line, for the failure body.
+std::string metric_lines(const MetricRow& r) {
+  std::string u = unit_text(r.unit), vu = unit_text(r.value_unit);
+  std::string s = "baseline " + number(r.baseline) + vu + ", current " + number(r.current) + vu + "\n";
+  s += "delta " + signed1(r.delta) + u + " (95% interval " + signed1(r.delta_interval.low) + " to " +
+       signed1(r.delta_interval.high) + u + ")\n";
+  if (r.threshold)
+    s += "threshold " + signed1(r.higher_is_better ? -*r.threshold : *r.threshold) + u + "\n";
+  else
+    s += "not gated: no threshold\n";
+  if (r.p_value) s += "p " + p_text(*r.p_value) + " (one-sided, worse)\n";
+  if (r.p_adjusted) s += "p adjusted (Holm) " + p_text(*r.p_adjusted) + "\n";
+  if (r.noise_floor) s += "noise floor " + number(*r.noise_floor) + u + "\n";
+  if (!r.test.empty()) s += "test: " + r.test + "\n";
+  return s;
+}
+
+std::string metric_case(const MetricRow& r) {
+  std::string out = "    <testcase classname=\"metrics\" name=\"" + xml_escape("metric: " + r.name) + "\"";
+  std::string body = xml_text(metric_lines(r));
+  if (r.failed) {
+    std::string message =
+        r.name + " " + signed1(r.delta) + unit_text(r.unit) + " crossed its threshold and is significant";
+    return out + ">\n      <failure type=\"metric\" message=\"" + xml_escape(message) + "\">" + body +
+           "</failure>\n    </testcase>\n";
+  }
+  return out + ">\n      <system-out>" + body + "</system-out>\n    </testcase>\n";
+}
+
+std::string passed_text(const TaskDiff& t) {
+  return std::to_string(t.c_b) + "/" + std::to_string(t.n_b) + " -> " + std::to_string(t.c_a) + "/" +
+         std::to_string(t.n_a) + " runs passed";
+}
+
+std::string task_lines(const TaskDiff& t) {
+  std::string s = "baseline -> current: " + passed_text(t) + "\n";
+  std::string changes;
+  auto add = [&](bool on, const char* what) {
+    if (on) changes += (changes.empty() ? "" : ", ") + std::string(what);
+  };
+  add(t.regressed, "regressed");
+  add(t.flipped, "flipped");
+  add(t.became_flaky, "became flaky");
+  add(t.fixed, "fixed");
+  add(t.became_stable, "became stable");
+  add(t.grader_change, "check or grader change (inputs unchanged)");
+  s += "changes: " + changes + "\n";
+  s += "p " + p_text(t.p_value) + ", q (Benjamini-Hochberg) " + p_text(t.q_value) + "\n";
+  for (const auto& c : t.failing_checks)
+    s += "failing check: " + c + "\n";
+  if (!t.answer_excerpt.empty()) s += "answer: " + truncate_utf8(t.answer_excerpt, k_answer_bytes) + "\n";
+  if (t.first_divergence) s += "first divergence at step " + std::to_string(*t.first_divergence) + "\n";
+  return s;
+}
+
+std::string task_case(const TaskDiff& t) {
+  std::string out = "    <testcase classname=\"" + xml_escape(t.scenario.empty() ? "tasks" : t.scenario) +
+                    "\" name=\"" + xml_escape(t.id) + "\"";
+  std::string body = xml_text(task_lines(t));
+  if (t.regressed) {
+    std::string message = "regressed: " + passed_text(t);
+    if (t.grader_change) message += " (check or grader change)";
+    return out + ">\n      <failure type=\"regressed\" message=\"" + xml_escape(message) + "\">" + body +
+           "</failure>\n    </testcase>\n";
+  }
+  return out + ">\n      <system-out>" + body + "</system-out>\n    </testcase>\n";
+}
+
+} // namespace
+
+std::string verdict_junit(const Verdict& v) {
+  std::int64_t failures = 0;
+  for (const MetricRow& r : v.metrics)
+    failures += r.failed;
+  for (const TaskDiff& t : v.tasks)
+    failures += t.regressed;
+  std::string counts = " tests=\"" + std::to_string(v.metrics.size() + v.tasks.size()) + "\" failures=\"" +
+                       std::to_string(failures) + "\" errors=\"0\"";
+  std::string out;
+  out.reserve(2048 + v.tasks.size() * 512);
+  out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"gate\"" + counts + ">\n";
+  out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"0\">\n    <properties>\n";
+  auto property = [&](const char* name, const std::string& value) {
+    out += "      <property name=\"" + std::string(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
+  };
+  property("verdict", v.passed ? "passed" : "failed");
+  property("headline", v.headline);
+  property("baseline_suite", v.baseline_suite.name + " " + v.baseline_suite.version);
+  property("current_suite", v.current_suite.name + " " + v.current_suite.version);
+  property("paired_tasks", std::to_string(v.paired));
+  out += "    </properties>\n";
+  for (const MetricRow& r : v.metrics)
+    out += metric_case(r);
+  for (const TaskDiff& t : v.tasks)
+    out += task_case(t);
+  if (!v.reasons.empty() || !v.warnings.empty()) {
+    std::string text;
+    for (const auto& r : v.reasons)
+      text += "reason: " + r + "\n";
+    for (const auto& w : v.warnings)
+      text += "warning: " + w + "\n";
+    out += "    <system-err>" + xml_text(text) + "</system-err>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+} // namespace gate::render

@@ -1,0 +1,402 @@
+#include <gate/render/verdict_markdown.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include <gate/render/escape.hpp>
+
+namespace gate::render {
+
+namespace {
+
+using compare::MetricRow;
+using compare::TaskDiff;
+using compare::Verdict;
+
+constexpr std::string_view k_marker = "<!-- gate-verdict -->\n";
+constexpr std::size_t k_fold_after = 10;
+constexpr std::size_t k_headline_bytes = 1000; // escaped, at most 5× this: fits k_min_verdict_bytes
+constexpr std::size_t k_line_bytes = 1000;     // one reason, warning or route line
+constexpr std::size_t k_hint_bytes = 200;
+constexpr std::size_t k_id_bytes = 120;
+constexpr std::size_t k_check_bytes = 100;
+constexpr std::size_t k_answer_bytes = 120;
+constexpr std::size_t k_chart_max = 20; // more bars than this are unreadable; the table has them all
+constexpr std::size_t k_chart_name = 30;
+
+std::string fixed1(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
+}
+
+// "+1.5", "−0.3" (a real minus sign, as in the headline), "0.0".
+std::string signed1(double x) {
+  std::string s = fixed1(std::fabs(x));
+  if (s == "0.0") return s;
+  return (x < 0 ? "−" : "+") + s;
+}
+
+// What follows a number in `unit`: "12.5 pp", "12.5%", "410 tokens".
+std::string suffix(const std::string& unit) {
+  if (unit == "%") return "%";
+  if (unit.empty()) return "";
+  return " " + md_cell(unit);
+}
+
+// A measured value: rates and pp with one decimal, tokens and ms whole
+// when large enough that a decimal says nothing.
+std::string amount(double x, const std::string& unit) {
+  if ((unit == "tokens" || unit == "ms") && std::fabs(x) >= 10) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+    return buf + suffix(unit);
+  }
+  return fixed1(x) + suffix(unit);
+}
+
+std::string p_text(double p) {
+  if (p < 0.001) return "&lt;0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", p);
+  return buf;
+}
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + ' ' + (n == 1 ? one : many);
+}
+
+std::string cells(std::initializer_list<std::string> items) {
+  std::string row = "|";
+  for (const auto& c : items)
+    row += ' ' + c + " |";
+  return row + '\n';
+}
+
+// Appends to a document that must stay within a byte limit. Space for the
+// closing truncation line is held back from the start, and a section's
+// closing text (`tail`) is counted as soon as the section opens, so that
+// stopping at any row still leaves room to close everything.
+class Budget {
+public:
+  Budget(std::size_t max_bytes, std::size_t reserve) : limit_(max_bytes - reserve) {}
+
+  bool full() const { return full_; }
+
+  // Adds `s` if it fits with the open section's tail.
+  bool add(std::string_view s) {
+    if (!room(s.size() + tail_.size())) return false;
+    out_ += s;
+    return true;
+  }
+
+  // Opens a section: `head` when it, its first row and its tail fit.
+  bool open(std::string_view head, std::size_t first_row, std::string tail) {
+    if (!room(head.size() + first_row + tail.size())) return false;
+    out_ += head;
+    tail_ = std::move(tail);
+    return true;
+  }
+
+  void close() {
+    out_ += tail_;
+    tail_.clear();
+  }
+
+  void skip(std::size_t rows) { omitted_ += rows; }
+
+  std::string finish(const std::string& hint) {
+    if (omitted_ > 0) out_ += truncation_line(omitted_, hint);
+    return std::move(out_);
+  }
+
+  static std::string truncation_line(std::size_t rows, const std::string& hint) {
+    return "\n**… truncated — " + std::to_string(rows) + (rows == 1 ? " more row" : " more rows") +
+           "; full report in " + hint + "**\n";
+  }
+
+private:
+  // Once a piece did not fit, nothing after it is added: the document is a
+  // prefix of the full one in priority order, not a selection of small rows.
+  bool room(std::size_t n) {
+    if (!full_ && out_.size() + n <= limit_) return true;
+    full_ = true;
+    return false;
+  }
+
+  std::string out_;
+  std::string tail_;
+  std::size_t limit_;
+  std::size_t omitted_ = 0;
+  bool full_ = false;
+};
+
+// A titled list of rows (table rows or bullets), folded in <details> when long.
+struct Section {
+  std::string title; // heading and intro, ending in a blank line
+  std::string summary;
+  std::string head; // table header lines, or ""
+  std::vector<std::string> rows;
+  std::size_t fold_after = k_fold_after;
+};
+
+void emit(Budget& b, const Section& s) {
+  if (s.rows.empty()) return;
+  bool fold = s.rows.size() > s.fold_after;
+  std::string head = s.title;
+  // The summary is built from trusted words and counts only; cells are
+  // escaped so no row can contain '<' and close the block early.
+  if (fold) head += "<details><summary>" + s.summary + "</summary>\n\n";
+  head += s.head;
+  if (!b.open(head, s.rows.front().size(), fold ? "\n</details>\n\n" : "\n")) {
+    b.skip(s.rows.size());
+    return;
+  }
+  std::size_t shown = 0;
+  while (shown < s.rows.size() && b.add(s.rows[shown]))
+    ++shown;
+  b.skip(s.rows.size() - shown);
+  b.close();
+}
+
+void piece(Budget& b, const std::string& text) {
+  if (!b.add(text)) b.skip(1);
+}
+
+std::string bullets_title(const char* title) { return std::string("**") + title + "**\n\n"; }
+
+void header(const Verdict& v, Budget& b) {
+  piece(b, "## " + md_cell(truncate_utf8(v.headline, k_headline_bytes)) + "\n\n");
+  auto suite = [](const report::SuiteInfo& s) {
+    std::string t = s.name.empty() ? "(unnamed)" : md_cell(s.name);
+    if (!s.version.empty()) t += ' ' + md_cell(s.version);
+    if (!s.sha256.empty()) t += " (sha256 " + md_code_span(s.sha256.substr(0, 12)) + ")";
+    return t;
+  };
+  std::string line = "Suite " + suite(v.current_suite);
+  const auto &sb = v.baseline_suite, &sa = v.current_suite;
+  if (sb.name != sa.name || sb.version != sa.version || sb.sha256 != sa.sha256)
+    line = "Suite " + suite(sb) + " in the baseline, " + suite(sa) + " now";
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "%g", v.alpha);
+  line += " · " + plural(v.paired, "paired task", "paired tasks") + " · α = " + alpha;
+  if (v.max_new_failures) line += " · max_new_failures " + std::to_string(*v.max_new_failures);
+  piece(b, line + "\n\n");
+
+  Section reasons{bullets_title("Why it failed"), "", "", {}};
+  for (const auto& r : v.reasons)
+    reasons.rows.push_back("- " + md_cell(truncate_utf8(r, k_line_bytes)) + "\n");
+  reasons.summary = plural(static_cast<std::int64_t>(reasons.rows.size()), "reason", "reasons");
+  emit(b, reasons);
+  Section warnings{bullets_title("Warnings"), "", "", {}};
+  for (const auto& w : v.warnings)
+    warnings.rows.push_back("- ⚠ " + md_cell(truncate_utf8(w, k_line_bytes)) + "\n");
+  warnings.summary = plural(static_cast<std::int64_t>(warnings.rows.size()), "warning", "warnings");
+  emit(b, warnings);
+}
+
+std::string status(const MetricRow& r) {
+  if (r.failed) return "❌ fail";
+  if (!r.threshold) return "➖ not gated";
+  if (!r.gated) return "➖ not gated (no test fits)";
+  if (r.crossed) return "⚠ crossed, not significant";
+  return "✅ pass";
+}
+
+std::string p_cell(const MetricRow& r) {
+  if (r.p_adjusted) return p_text(*r.p_adjusted);
+  if (r.p_value) return p_text(*r.p_value) + " (unadjusted)";
+  return "—";
+}
+
+void metrics(const Verdict& v, Budget& b) {
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "%g", v.alpha);
+  Section s;
+  s.title = "### Metrics\n\nA metric fails only when its change reaches its threshold **and** is significant "
+            "(p adjusted by Holm over the gated metrics, below α = " +
+            std::string(alpha) +
+            "). ⚠ crossed, not significant: the change reached the threshold but is within noise.\n\n";
+  s.summary = plural(static_cast<std::int64_t>(v.metrics.size()), "metric", "metrics");
+  s.head = "| Metric | Baseline | Current | Δ | 95% interval of Δ | Threshold | p (adj.) | Noise floor | "
+           "Status |\n|---|---:|---:|---:|---|---:|---:|---:|---|\n";
+  for (const MetricRow& r : v.metrics) {
+    std::string u = suffix(r.unit);
+    std::string threshold = "—";
+    if (r.threshold) threshold = signed1(r.higher_is_better ? -*r.threshold : *r.threshold) + u;
+    std::string interval = signed1(r.delta_interval.low) + " to " + signed1(r.delta_interval.high) + u;
+    std::string floor = r.noise_floor ? "±" + fixed1(*r.noise_floor) + u : "—";
+    s.rows.push_back(
+        cells({md_cell(r.name), amount(r.baseline, r.value_unit), amount(r.current, r.value_unit),
+               signed1(r.delta) + u, interval, threshold, p_cell(r), floor, status(r)}));
+  }
+  emit(b, s);
+
+  Section tests{"", "How each metric was tested", "", {}, 0};
+  for (const MetricRow& r : v.metrics)
+    if (!r.test.empty())
+      tests.rows.push_back("- " + md_cell(r.name) + ": " + md_cell(truncate_utf8(r.test, k_line_bytes)) +
+                           "\n");
+  emit(b, tests);
+}
+
+// Each listed task appears in exactly one section, the first that applies;
+// its other changes are named in the Note column.
+enum class Kind { regressed, flaky, fixed, stable, flipped };
+
+Kind kind_of(const TaskDiff& t) {
+  if (t.regressed) return Kind::regressed;
+  if (t.became_flaky) return Kind::flaky;
+  if (t.fixed) return Kind::fixed;
+  if (t.became_stable) return Kind::stable;
+  return Kind::flipped;
+}
+
+std::string note(const TaskDiff& t, Kind k) {
+  std::vector<std::string> parts;
+  if (t.grader_change) parts.push_back("check or grader change");
+  if (t.flipped && k != Kind::flipped) parts.push_back("flipped");
+  if (t.became_flaky && k != Kind::flaky) parts.push_back("became flaky");
+  if (t.fixed && k != Kind::fixed) parts.push_back("fixed");
+  if (t.became_stable && k != Kind::stable) parts.push_back("became stable");
+  if (t.inputs_unchanged && !t.grader_change) parts.push_back("inputs unchanged");
+  std::string s;
+  for (const auto& p : parts)
+    s += (s.empty() ? "" : " · ") + p;
+  return s.empty() ? "—" : s;
+}
+
+std::string task_row(const TaskDiff& t, Kind k) {
+  std::string checks;
+  for (const auto& c : t.failing_checks)
+    checks += (checks.empty() ? "" : "; ") + md_cell(truncate_utf8(c, k_check_bytes));
+  std::string answer =
+      t.answer_excerpt.empty() ? "—" : md_code_span(truncate_utf8(t.answer_excerpt, k_answer_bytes), true);
+  std::string passed = std::to_string(t.c_b) + "/" + std::to_string(t.n_b) + " → " + std::to_string(t.c_a) +
+                       "/" + std::to_string(t.n_a);
+  std::string divergence = t.first_divergence ? "step " + std::to_string(*t.first_divergence) : "—";
+  return cells({md_cell(truncate_utf8(t.id, k_id_bytes)), md_cell(truncate_utf8(t.scenario, k_id_bytes)),
+                passed, p_text(t.q_value), checks.empty() ? "—" : checks, answer, divergence, note(t, k)});
+}
+
+void tasks(const Verdict& v, Budget& b) {
+  struct Spec {
+    Kind kind;
+    const char* title;
+    const char* intro;
+    const char* noun; // for the <details> summary
+  };
+  static const Spec k_specs[] = {
+      {Kind::regressed, "Regressed tasks",
+       "Lower pass rate with one-sided Fisher q below α (Benjamini–Hochberg over all tasks), or an outcome "
+       "change on unchanged, replayed inputs: a check or grader change.",
+       "regressed tasks"},
+      {Kind::flaky, "Newly flaky", "Outcome-consistent in the baseline, mixed outcomes now.",
+       "newly flaky tasks"},
+      {Kind::fixed, "Fixed", "Higher pass rate, significant, or changed on replayed inputs.", "fixed tasks"},
+      {Kind::stable, "Became stable", "Mixed outcomes in the baseline, outcome-consistent now.",
+       "tasks that became stable"},
+      {Kind::flipped, "Flipped (not significant on their own)",
+       "Passed every run in the baseline, not now. On its own a flip is not evidence: at k = 3 a task "
+       "with a true pass rate of 0.5 goes from 3/3 to 0/3 by chance once in 64 comparisons.",
+       "flipped tasks"},
+  };
+  for (const Spec& spec : k_specs) {
+    Section s;
+    for (const TaskDiff& t : v.tasks)
+      if (kind_of(t) == spec.kind) s.rows.push_back(task_row(t, spec.kind));
+    auto n = static_cast<std::int64_t>(s.rows.size());
+    s.title = std::string("### ") + spec.title + " (" + std::to_string(n) + ")\n\n" + spec.intro + "\n\n";
+    s.summary = std::to_string(n) + " " + spec.noun;
+    s.head = "| Task | Scenario | Passed (baseline → current) | q (BH) | Failing checks | Answer (excerpt) | "
+             "First divergence | Note |\n|---|---|---|---:|---|---|---|---|\n";
+    emit(b, s);
+  }
+}
+
+void id_list(const char* title, const std::vector<std::string>& ids, Budget& b) {
+  Section s;
+  auto n = static_cast<std::int64_t>(ids.size());
+  s.title =
+      std::string("### ") + title + " (" + std::to_string(n) + ")\n\nLeft out of the paired numbers.\n\n";
+  s.summary = plural(n, "task", "tasks");
+  for (const auto& id : ids)
+    s.rows.push_back("- " + md_code_span(truncate_utf8(id, k_id_bytes)) + "\n");
+  emit(b, s);
+}
+
+// Mermaid labels: [A-Za-z0-9 _-] only, each other character one '_', so a
+// name cannot end the quoted string or the fence.
+std::string chart_label(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size() && out.size() < k_chart_name; ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    if ((c & 0xc0) == 0x80) continue; // UTF-8 continuation: its lead byte already gave a '_'
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ' ' ||
+              c == '_' || c == '-';
+    out += ok ? static_cast<char>(c) : '_';
+  }
+  return out.empty() ? "none" : out;
+}
+
+void scenarios(const Verdict& v, Budget& b) {
+  const auto& rows = v.scenarios;
+  // A single unnamed scenario says nothing the metric table does not.
+  if (rows.empty() || (rows.size() == 1 && rows.front().scenario.empty())) return;
+  Section s;
+  s.title = "### Success by scenario\n\n";
+  if (rows.size() >= 2 && rows.size() <= k_chart_max) {
+    std::string names, base, cur;
+    for (const auto& r : rows) {
+      const char* sep = names.empty() ? "" : ", ";
+      names += sep + ("\"" + chart_label(r.scenario) + "\"");
+      base += sep + fixed1(100 * r.baseline);
+      cur += sep + fixed1(100 * r.current);
+    }
+    s.title += "```mermaid\nxychart-beta\n  title \"Success rate by scenario (%): baseline, then current\"\n"
+               "  x-axis [" +
+               names + "]\n  y-axis \"success %\" 0 --> 100\n  bar [" + base + "]\n  bar [" + cur +
+               "]\n```\n\nIn each pair of bars the first is the baseline, the second the current run.\n\n";
+  }
+  s.summary = plural(static_cast<std::int64_t>(rows.size()), "scenario", "scenarios");
+  s.head = "| Scenario | Paired tasks | Baseline | Current |\n|---|---:|---:|---:|\n";
+  for (const auto& r : rows)
+    s.rows.push_back(
+        cells({r.scenario.empty() ? "(none)" : md_cell(truncate_utf8(r.scenario, k_id_bytes)),
+               std::to_string(r.tasks), fixed1(100 * r.baseline) + "%", fixed1(100 * r.current) + "%"}));
+  emit(b, s);
+}
+
+} // namespace
+
+std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) {
+  if (o.max_bytes < k_min_verdict_bytes)
+    throw std::invalid_argument("verdict_markdown: max_bytes must be at least " +
+                                std::to_string(k_min_verdict_bytes));
+  std::string hint = md_cell(truncate_utf8(o.full_report_hint, k_hint_bytes));
+  // The widest truncation line: any row count fits in 20 digits.
+  std::size_t reserve = Budget::truncation_line(std::numeric_limits<std::size_t>::max(), hint).size();
+  Budget b(o.max_bytes, reserve);
+  b.add(k_marker);
+  header(v, b);
+  metrics(v, b);
+  tasks(v, b);
+  id_list("Added tasks", v.added, b);
+  id_list("Removed tasks", v.removed, b);
+  piece(b, "**" + plural(v.unchanged_inputs, "task", "tasks") + " unchanged, " + std::to_string(v.affected) +
+               " affected by this change** (of " + std::to_string(v.paired) +
+               " paired; unchanged: every request was replayed from the baseline's responses)\n\n");
+  scenarios(v, b);
+  Section routes{"### Route differences\n\n", "", "", {}};
+  for (const auto& line : v.route_diff)
+    routes.rows.push_back("- " + md_cell(truncate_utf8(line, k_line_bytes)) + "\n");
+  routes.summary = plural(static_cast<std::int64_t>(routes.rows.size()), "difference", "differences");
+  emit(b, routes);
+  return b.finish(hint);
+}
+
+} // namespace gate::render

@@ -1,0 +1,267 @@
+#include <doctest.h>
+
+#include <boost/json.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gate/render/annotations.hpp>
+#include <gate/render/verdict_json.hpp>
+#include <gate/render/verdict_junit.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
+
+using namespace gate;
+using compare::MetricRow;
+using compare::TaskDiff;
+using compare::Verdict;
+
+namespace {
+
+const std::string k_canary = "sk-canary-7f3a9b1c2d4e5f60";
+const std::string k_token = "0123456789abcdef0123456789abcdef";
+
+// By hand, not by compare(): one failed metric, one ungated metric, a
+// regressed task (hostile id, answer and check), a fixed task.
+Verdict sample() {
+  Verdict v;
+  v.passed = false;
+  v.exit = Exit::threshold;
+  v.headline = "❌ gate failed: success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)";
+  v.reasons = {"success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)"};
+  v.warnings = {"routes differ: model: m-1 → m-2"};
+  v.route_diff = {"model: m-1 → m-2"};
+  v.baseline_suite = {"capitals", "1", "aa"};
+  v.current_suite = {"capitals", "2", "bb"};
+  v.alpha = 0.05;
+  v.max_new_failures = 3;
+
+  MetricRow s;
+  s.key = "success_rate";
+  s.name = "success rate";
+  s.unit = "pp";
+  s.value_unit = "%";
+  s.baseline = 87.5;
+  s.current = 75;
+  s.delta = -12.5;
+  s.delta_interval = {-20.25, -4.75};
+  s.threshold = 2;
+  s.p_value = 0.006;
+  s.p_adjusted = 0.012;
+  s.noise_floor = 6.5;
+  s.test = "sign-flip exact over 5 affected tasks";
+  s.gated = s.crossed = s.significant = s.failed = true;
+  MetricRow t;
+  t.key = "tokens_per_task";
+  t.name = "tokens per task";
+  t.unit = "%";
+  t.value_unit = "tokens";
+  t.higher_is_better = false;
+  t.baseline = 400;
+  t.current = 410;
+  t.delta = 2.5;
+  t.delta_interval = {0.5, 4.5};
+  t.p_value = 0.25;
+  t.test = "sign-flip exact over 8 paired tasks";
+  v.metrics = {s, t};
+
+  TaskDiff bad;
+  bad.id = "evil\n::set-output name=x::y ::add-mask:: </testcase>&";
+  bad.scenario = "geo<&>";
+  bad.c_b = 3;
+  bad.n_b = 3;
+  bad.c_a = 0;
+  bad.n_a = 3;
+  bad.flipped = bad.regressed = true;
+  bad.p_value = 0.05;
+  bad.q_value = 0.1;
+  bad.failing_checks = {"mentions Paris: got\n::error::pwned"};
+  bad.answer_excerpt = "key " + k_canary + "\r\n::stop-commands::x\n::" + k_token + "::\nbad\xff";
+  bad.first_divergence = 2;
+  TaskDiff good;
+  good.id = "math-2";
+  good.c_b = 0;
+  good.n_b = 3;
+  good.c_a = 3;
+  good.n_a = 3;
+  good.fixed = true;
+  good.p_value = 0.05;
+  good.q_value = 0.1;
+  v.tasks = {bad, good};
+  v.added = {"new-1"};
+  v.removed = {"old-1"};
+  v.paired = 8;
+  v.unchanged_inputs = 3;
+  v.affected = 5;
+  v.flips = 1;
+  v.regressed = 1;
+  v.fixed = 1;
+  v.scenarios = {{"geo", 1.0, 0.5, 4}};
+  return v;
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("verdict json: every field, stable order, nulls for absent values") {
+  register_secret(k_canary);
+  std::string text = render::verdict_json(sample());
+  CHECK(valid_utf8(text));
+  CHECK_FALSE(contains_secret(text));
+  auto lines = lines_of(text);
+  REQUIRE(lines.size() > 10);
+  CHECK(lines[0] == "{");
+  CHECK(lines[1] == R"("schema":"gate.verdict/1",)");
+  CHECK(lines[2] == R"("passed":false,)");
+  CHECK(lines[3] == R"("exit":1,)");
+  // The metric rows one per line, keys in declaration order.
+  CHECK(text.find(
+            "\n{\"key\":\"tokens_per_task\",\"name\":\"tokens per "
+            "task\",\"unit\":\"%\",\"value_unit\":\"tokens\","
+            "\"baseline\":400,\"current\":410,\"delta\":2.5,\"delta_interval\":{\"low\":0.5,\"high\":4.5},"
+            "\"higher_is_better\":false,\"threshold\":null,\"p_value\":0.25,\"p_adjusted\":null,\"noise_"
+            "floor\":"
+            "null,\"test\":\"sign-flip exact over 8 paired tasks\",\"gated\":false,\"crossed\":false,"
+            "\"significant\":false,\"failed\":false}\n") != std::string::npos);
+
+  boost::json::value doc = json::parse_strict(text, "verdict.json");
+  const auto& o = doc.as_object();
+  std::vector<std::string> keys;
+  for (const auto& kv : o)
+    keys.emplace_back(kv.key());
+  CHECK(keys == std::vector<std::string>{
+                    "schema",   "passed",           "exit",          "headline", "reasons",
+                    "warnings", "baseline_suite",   "current_suite", "alpha",    "max_new_failures",
+                    "paired",   "unchanged_inputs", "affected",      "flips",    "regressed",
+                    "fixed",    "became_flaky",     "became_stable", "metrics",  "tasks",
+                    "added",    "removed",          "route_diff",    "scenarios"});
+  CHECK(o.at("max_new_failures").as_int64() == 3);
+  CHECK(o.at("current_suite").at("version").as_string() == "2");
+  CHECK(o.at("metrics").at(0).at("threshold").to_number<double>() == 2.0);
+  CHECK(o.at("metrics").at(0).at("delta_interval").at("low").as_double() == -20.25);
+  const auto& t0 = o.at("tasks").at(0).as_object();
+  CHECK(t0.at("id").as_string() == "evil\n::set-output name=x::y ::add-mask:: </testcase>&");
+  CHECK(t0.at("first_divergence").as_int64() == 2);
+  CHECK(t0.at("failing_checks").at(0).as_string() == "mentions Paris: got\n::error::pwned");
+  std::string answer(o.at("tasks").at(0).at("answer_excerpt").as_string());
+  CHECK(answer.find("[REDACTED]") != std::string::npos);
+  CHECK(answer.find("\xEF\xBF\xBD") != std::string::npos); // the invalid byte became U+FFFD
+  CHECK(o.at("tasks").at(1).at("first_divergence").is_null());
+  CHECK(o.at("scenarios").at(0).at("current").as_double() == 0.5);
+
+  Verdict passing;
+  std::string p = render::verdict_json(passing);
+  auto pd = json::parse_strict(p, "passing.json").as_object();
+  CHECK(pd.at("max_new_failures").is_null());
+  CHECK(pd.at("tasks").as_array().empty());
+  CHECK(p.find("\"tasks\":[],") != std::string::npos);
+}
+
+TEST_CASE("verdict junit: one case per metric and listed task, well-formed") {
+  Verdict v = sample();
+  std::string xml = render::verdict_junit(v);
+  CHECK(valid_utf8(xml));
+  CHECK_FALSE(contains_secret(xml));
+  boost::property_tree::ptree tree;
+  std::istringstream in(xml);
+  REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
+  const auto& suite = tree.get_child("testsuites.testsuite");
+  CHECK(suite.get<std::string>("<xmlattr>.name") == "gate compare");
+  // 2 metrics + 2 tasks; failures: the failed metric and the regressed task.
+  CHECK(suite.get<int>("<xmlattr>.tests") == 4);
+  CHECK(suite.get<int>("<xmlattr>.failures") == 2);
+  std::vector<std::string> names;
+  int failures = 0;
+  for (const auto& [tag, child] : suite) {
+    if (tag != "testcase") continue;
+    names.push_back(child.get<std::string>("<xmlattr>.name"));
+    failures += child.count("failure") > 0;
+  }
+  CHECK(failures == 2);
+  REQUIRE(names.size() == 4);
+  CHECK(names[0] == "metric: success rate");
+  CHECK(names[1] == "metric: tokens per task");
+  // The XML parser decodes &#10; back into the newline of the id.
+  CHECK(names[2] == "evil\n::set-output name=x::y ::add-mask:: </testcase>&");
+  CHECK(names[3] == "math-2");
+  CHECK(xml.find("message=\"regressed: 3/3 -&gt; 0/3 runs passed\"") != std::string::npos);
+  CHECK(xml.find("message=\"success rate -12.5 pp crossed its threshold and is significant\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("annotations: rel-36, untrusted text cannot start a workflow command") {
+  register_secret(k_canary);
+  Verdict v = sample();
+  std::string out = render::github_annotations(v, k_token);
+  CHECK_FALSE(contains_secret(out));
+  std::vector<std::string> commands;
+  for (const auto& line : lines_of(out))
+    if (line.rfind("::", 0) == 0) commands.push_back(line);
+  REQUIRE(commands.size() == 4);
+  CHECK(commands[0] == "::error title=gate::success rate fell 12.5 pp (threshold 2.0 pp, p=0.012 adjusted)");
+  // The id's newline is %0A: the line goes on, and "::set-output" is text.
+  CHECK(commands[1] == "::error title=gate::task evil%0A::set-output name=x::y ::add-mask:: </testcase>& "
+                       "regressed: 3/3 → 0/3 runs passed (q=0.100)");
+  CHECK(commands[2] == "::stop-commands::" + k_token);
+  CHECK(commands[3] == "::" + k_token + "::");
+  CHECK(out.substr(out.size() - commands[3].size() - 1) == commands[3] + "\n");
+  // The free text sits inside the block, one line each, the token defused.
+  std::size_t open = out.find(commands[2]);
+  std::size_t answer =
+      out.find("gate: task evil ::set-output name=x::y ::add-mask:: </testcase>&: answer: key "
+               "[REDACTED]  ::stop-commands::x ::[stop token]:: bad\xEF\xBF\xBD\n");
+  CHECK(answer != std::string::npos);
+  CHECK(answer > open);
+  CHECK(out.find("gate: warning: routes differ: model: m-1 → m-2\n") > open);
+  CHECK(out.find("failing check: mentions Paris: got ::error::pwned\n") > open);
+}
+
+TEST_CASE("annotations: escaping per GitHub's rules") {
+  // % first, so the escapes themselves are not escaped again.
+  CHECK(render::escape_command_data("50% a\r\nb:c,d") == "50%25 a%0D%0Ab:c,d");
+  CHECK(render::escape_command_property("50% a\r\nb:c,d") == "50%25 a%0D%0Ab%3Ac%2Cd");
+  CHECK(render::escape_command_data("%0A") == "%250A");
+}
+
+TEST_CASE("annotations: the task lines are capped, the rest counted") {
+  Verdict v;
+  v.passed = false;
+  for (int i = 0; i < 60; ++i) {
+    TaskDiff t;
+    t.id = "t" + std::to_string(i);
+    t.regressed = true;
+    t.q_value = 0.0004;
+    v.tasks.push_back(t);
+  }
+  std::string out = render::github_annotations(v, k_token);
+  std::size_t errors = 0;
+  for (const auto& line : lines_of(out))
+    errors += line.rfind("::error ", 0) == 0;
+  // 50 task lines + one line for the other 60 − 50 = 10.
+  CHECK(errors == render::k_max_task_annotations + 1);
+  CHECK(out.find("::error title=gate::task t0 regressed: 0/0 → 0/0 runs passed (q<0.001)\n") !=
+        std::string::npos);
+  CHECK(out.find("::error title=gate::… and 10 more regressed tasks") != std::string::npos);
+}
+
+TEST_CASE("annotations: the stop token is random and checked") {
+  std::string a = render::random_stop_token(), b = render::random_stop_token();
+  CHECK(a.size() == 32);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
+  CHECK_THROWS_AS(render::github_annotations(sample(), ""), std::invalid_argument);
+  CHECK_THROWS_AS(render::github_annotations(sample(), "short"), std::invalid_argument);
+  CHECK_THROWS_AS(render::github_annotations(sample(), "0123456789abcdef::x"), std::invalid_argument);
+}
