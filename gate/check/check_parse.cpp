@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <gate/check/regex.hpp>
+#include <gate/util/json.hpp>
 #include <gate/util/error.hpp>
 
 namespace gate::check {
@@ -39,19 +40,7 @@ std::string join(const std::vector<std::string> &items) {
   return out;
 }
 
-const char *kind_name(const boost::json::value &v) {
-  switch (v.kind()) {
-  case boost::json::kind::null: return "null";
-  case boost::json::kind::bool_: return "a boolean";
-  case boost::json::kind::int64:
-  case boost::json::kind::uint64:
-  case boost::json::kind::double_: return "a number";
-  case boost::json::kind::string: return "a string";
-  case boost::json::kind::array: return "an array";
-  case boost::json::kind::object: return "an object";
-  }
-  return "a value";
-}
+using gate::json::kind_name;
 
 double to_double(const boost::json::value &v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());

@@ -6,6 +6,7 @@
 
 #include <gate/cli/commands.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/version.hpp>
 
@@ -19,22 +20,6 @@ int cmd_version(const Args&) {
 }
 
 int cmd_help(const Args& args);
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 void usage(std::ostream& out) {
   out << "gate " << k_version << " — a regression gate for LLM and agent evaluations\n\n"

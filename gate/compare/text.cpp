@@ -9,6 +9,8 @@
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
 
+#include <gate/util/format.hpp>
+
 namespace gate::compare::detail {
 
 namespace {
@@ -18,18 +20,8 @@ using results::Run;
 
 constexpr std::size_t max_ids_in_reason = 5;
 
-std::string fixed1(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
-
-// "+1.5", "−0.3" (a real minus sign, as the rest of the verdict), "0.0".
-std::string signed1(double x) {
-  std::string s = fixed1(std::fabs(x));
-  if (s == "0.0") return s;
-  return (x < 0 ? "−" : "+") + s;
-}
+std::string fixed1(double x) { return fixed(x, 1); }
+std::string signed1(double x) { return signed_fixed(x, 1); }
 
 std::string p_text(double p) {
   if (p < 0.001) return "p<0.001";

@@ -9,6 +9,7 @@
 #include <gate/config/keys.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/redact.hpp>
 
 namespace gate::config {
@@ -18,22 +19,6 @@ namespace fs = std::filesystem;
 using detail::Kind;
 using detail::Row;
 using detail::Value;
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The names allowed directly in `section` ("" = top level), in table order.
 std::vector<std::string> names_in(const std::string &section) {

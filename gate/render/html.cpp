@@ -234,7 +234,7 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
           "class=\"headline " +
           std::string(v.passed ? "pass" : "fail") + "\">" + text(v.headline) + "</p>\n<p class=\"muted\">" +
           report_line("baseline", baseline) + "<br>" + report_line("current", current) + "</p>\n";
-  list(v.passed ? "Notes" : "Why it failed", "reasons", v.reasons, body);
+  list("Why it failed", "reasons", v.reasons, body);
   list("Warnings", "warnings", v.warnings, body);
   body += "</header>\n";
   metric_table(v, body);
@@ -297,7 +297,8 @@ std::string report_html(const report::Report& r, const HtmlOptions& o) {
           "</h1>\n<p id=\"gate-headline\" class=\"headline\">"
           "Success rate " +
           pct(s.overall.success_rate) + " (95% interval " + pct(s.overall.interval.low) + " – " +
-          pct(s.overall.interval.high) + ", " + text(s.overall.interval_method) + ") · " +
+          pct(s.overall.interval.high) +
+          (s.overall.interval_method.empty() ? "" : ", " + text(s.overall.interval_method)) + ") · " +
           std::to_string(r.tasks.size()) + " tasks · " + std::to_string(s.errored_runs) +
           " errored runs</p>\n<p class=\"muted\">gate " + text(r.gate_version);
   if (!r.started_at.empty()) body += " · started " + text(r.started_at);

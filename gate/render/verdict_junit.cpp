@@ -5,6 +5,8 @@
 
 #include <gate/render/escape.hpp>
 
+#include <gate/util/format.hpp>
+
 namespace gate::render {
 
 namespace {
@@ -15,17 +17,8 @@ using compare::Verdict;
 
 constexpr std::size_t k_answer_bytes = 200;
 
-std::string number(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
-
-std::string signed1(double x) {
-  std::string s = number(std::fabs(x));
-  if (s == "0.0") return s;
-  return (x < 0 ? "-" : "+") + s;
-}
+std::string number(double x) { return fixed(x, 1); }
+std::string signed1(double x) { return signed_fixed(x, 1, true); }
 
 std::string unit_text(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
 

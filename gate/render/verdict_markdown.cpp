@@ -9,6 +9,8 @@
 
 #include <gate/render/escape.hpp>
 
+#include <gate/util/format.hpp>
+
 namespace gate::render {
 
 namespace {
@@ -28,18 +30,8 @@ constexpr std::size_t k_answer_bytes = 120;
 constexpr std::size_t k_chart_max = 20; // more bars than this are unreadable; the table has them all
 constexpr std::size_t k_chart_name = 30;
 
-std::string fixed1(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
-
-// "+1.5", "−0.3" (a real minus sign, as in the headline), "0.0".
-std::string signed1(double x) {
-  std::string s = fixed1(std::fabs(x));
-  if (s == "0.0") return s;
-  return (x < 0 ? "−" : "+") + s;
-}
+std::string fixed1(double x) { return fixed(x, 1); }
+std::string signed1(double x) { return signed_fixed(x, 1); }
 
 // What follows a number in `unit`: "12.5 pp", "12.5%", "410 tokens".
 std::string suffix(const std::string& unit) {

@@ -117,46 +117,9 @@ void route(const results::Route& r, std::string& out) {
 
 // Config is free-form JSON; written with sorted keys (canonical order) and
 // every string, keys included, redacted.
-void value(const boost::json::value& v, std::string& out) {
-  switch (v.kind()) {
-  case boost::json::kind::null: out += "null"; break;
-  case boost::json::kind::bool_: boolean(v.get_bool(), out); break;
-  case boost::json::kind::int64: i64(v.get_int64(), out); break;
-  case boost::json::kind::uint64: out += std::to_string(v.get_uint64()); break;
-  case boost::json::kind::double_: num(v.get_double(), out); break;
-  case boost::json::kind::string: str(std::string_view(v.get_string()), out); break;
-  case boost::json::kind::array: {
-    out.push_back('[');
-    bool first = true;
-    for (const auto& e : v.get_array()) {
-      if (!first) out.push_back(',');
-      first = false;
-      value(e, out);
-    }
-    out.push_back(']');
-    break;
-  }
-  case boost::json::kind::object: {
-    const auto& o = v.get_object();
-    std::vector<const boost::json::key_value_pair*> items;
-    items.reserve(o.size());
-    for (const auto& kv : o)
-      items.push_back(&kv);
-    std::sort(items.begin(), items.end(), [](const auto* a, const auto* b) { return a->key() < b->key(); });
-    out.push_back('{');
-    bool first = true;
-    for (const auto* kv : items) {
-      if (!first) out.push_back(',');
-      first = false;
-      str(std::string_view(kv->key()), out);
-      out.push_back(':');
-      value(kv->value(), out);
-    }
-    out.push_back('}');
-    break;
-  }
-  }
-}
+// Free-form JSON (the effective config) in canonical form, redacted as a
+// whole: it holds no hashes a secret's tail could collide with.
+void value(const boost::json::value& v, std::string& out) { out += redact(json::canonical(v)); }
 
 void rate_summary(const metrics::RateSummary& s, std::string& out) {
   out += "{\"tasks\":";

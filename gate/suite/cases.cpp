@@ -47,19 +47,7 @@ std::string quote_value(std::string_view s) {
   return out;
 }
 
-const char *kind_name(const boost::json::value &v) {
-  switch (v.kind()) {
-  case boost::json::kind::null: return "null";
-  case boost::json::kind::bool_: return "a boolean";
-  case boost::json::kind::int64:
-  case boost::json::kind::uint64:
-  case boost::json::kind::double_: return "a number";
-  case boost::json::kind::string: return "a string";
-  case boost::json::kind::array: return "an array";
-  case boost::json::kind::object: return "an object";
-  }
-  return "a value";
-}
+using gate::json::kind_name;
 
 // Validates one case line; `at` is "file:line" for messages.
 struct LineParser {

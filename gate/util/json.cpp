@@ -209,6 +209,20 @@ std::string canonical(const boost::json::value& v) {
   return out;
 }
 
+const char* kind_name(const boost::json::value& v) {
+  switch (v.kind()) {
+  case boost::json::kind::null: return "null";
+  case boost::json::kind::bool_: return "a boolean";
+  case boost::json::kind::int64:
+  case boost::json::kind::uint64:
+  case boost::json::kind::double_: return "a number";
+  case boost::json::kind::string: return "a string";
+  case boost::json::kind::array: return "an array";
+  case boost::json::kind::object: return "an object";
+  }
+  return "a value";
+}
+
 const boost::json::object& as_object(const boost::json::value& v, const std::string& where) {
   if (!v.is_object()) throw_bad_input(where + ": expected a JSON object");
   return v.get_object();

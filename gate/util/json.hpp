@@ -29,6 +29,9 @@ void append_quoted(std::string_view s, std::string& out);
 // A number in shortest round-trip form; non-finite values are written as null.
 void append_number(double d, std::string& out);
 
+// "a string", "a number", "an object", … for "expected X, got Y" messages.
+const char* kind_name(const boost::json::value& v);
+
 // Plain accessors that throw Error(bad_input) naming `where` and the key
 // when a field is missing or has the wrong type.
 const boost::json::object& as_object(const boost::json::value& v, const std::string& where);
