@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <gate/compare/compare.hpp>
 #include <gate/render/verdict_json.hpp>
@@ -26,6 +27,19 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Resident now (after the parse's temporaries were freed, as far as malloc
+// gave them back), from /proc/self/statm.
+double rss_now_mb() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  long pages_total = 0, pages_resident = 0;
+  const int got = std::fscanf(f, "%ld %ld", &pages_total, &pages_resident);
+  std::fclose(f);
+  return got == 2
+             ? static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1048576.0
+             : 0;
 }
 
 double peak_rss_mb() {
@@ -83,6 +97,7 @@ int run(int argc, char** argv) {
   auto t0 = Clock::now();
   const report::Report base = report::read(argv[1]);
   const double read_base = ms_since(t0);
+  const double rss_base_peak = peak_rss_mb(), rss_base_now = rss_now_mb();
   t0 = Clock::now();
   const report::Report cur = report::read(argv[2]);
   const double read_cur = ms_since(t0);
@@ -98,7 +113,8 @@ int run(int argc, char** argv) {
   const double render = ms_since(t0);
   const double total = ms_since(start);
 
-  std::printf("read baseline   %9.1f ms  (%zu tasks)\n", read_base, base.tasks.size());
+  std::printf("read baseline   %9.1f ms  (%zu tasks; peak RSS %.0f MB while reading, %.0f MB after)\n",
+              read_base, base.tasks.size(), rss_base_peak, rss_base_now);
   std::printf("read current    %9.1f ms  (%zu tasks)\n", read_cur, cur.tasks.size());
   std::printf("compare         %9.1f ms\n", cmp);
   std::printf("verdict json    %9.1f ms  (%.1f KB)\n", render, static_cast<double>(json.size()) / 1e3);

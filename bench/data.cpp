@@ -68,22 +68,24 @@ std::string plain_amount(std::int64_t cents) {
   return buf;
 }
 
-void support(TaskText& t, std::uint64_t h) {
+void support(TaskText& t, std::uint64_t h, const std::string& ref) {
   const std::string product = pick(k_products, h >> 8);
   const std::string name = pick(k_names, h >> 16);
   switch ((h >> 24) % 3) {
   case 0:
-    t.input = name + " asks: how long do I have to return the " + product + " I bought on " +
-              std::to_string(1 + (h >> 32) % 28) + " March?";
+    t.input = "Ticket #" + ref + ": " + name + " asks: how long do I have to return the " + product +
+              " I bought on " + std::to_string(1 + (h >> 32) % 28) + " March?";
     t.checks = {check("contains", "value", "30 days"),
-                check("regex", "pattern", "(?i)\\b(receipt|proof of purchase)\\b")};
+                check("regex", "pattern", "(?i)\\b(receipt|proof of purchase)\\b"),
+                boost::json::object{{"type", "number"}, {"value", 30}, {"tolerance", 0}}};
     t.good = "You can return the " + product + " within 30 days of purchase as long as you have the receipt.";
     t.good_alt =
         "Returns are accepted within 30 days with a receipt, so the " + product + " still qualifies.";
     t.bad = "You have 60 days to return the " + product + ", no questions asked.";
     break;
   case 1:
-    t.input = name + " asks: when will I see my refund for the " + product + " after you receive it?";
+    t.input = "Ticket #" + ref + ": " + name + " asks: when will I see my refund for the " + product +
+              " after you receive it?";
     t.checks = {check("regex", "pattern", "5\\s*(-|to)\\s*7 business days"),
                 check("contains", "value", "original payment method")};
     t.good = "Once we receive the " + product +
@@ -94,8 +96,8 @@ void support(TaskText& t, std::uint64_t h) {
     break;
   default: {
     const std::int64_t dollars = 51 + static_cast<std::int64_t>((h >> 32) % 250);
-    t.input = name + " asks: do I pay for shipping on a $" + std::to_string(dollars) + " order of the " +
-              product + "?";
+    t.input = "Ticket #" + ref + ": " + name + " asks: do I pay for shipping on a $" +
+              std::to_string(dollars) + " order of the " + product + "?";
     boost::json::object threshold{{"type", "number"}, {"value", 50}, {"tolerance", 0}};
     t.checks = {check("contains", "value", "free"), threshold};
     t.good = "Orders over $50 ship free, so your $" + std::to_string(dollars) + " order ships free.";
@@ -105,8 +107,8 @@ void support(TaskText& t, std::uint64_t h) {
   }
 }
 
-void extraction(TaskText& t, std::uint64_t h) {
-  const std::string invoice = "INV-" + std::to_string(10000 + (h >> 8) % 90000);
+void extraction(TaskText& t, std::uint64_t h, const std::string& ref) {
+  const std::string invoice = "INV-" + ref;
   const std::string vendor = pick(k_vendors, h >> 24);
   const std::int64_t cents = 1000 + static_cast<std::int64_t>((h >> 32) % 500000);
   const double total = static_cast<double>(cents) / 100.0;
@@ -121,7 +123,7 @@ void extraction(TaskText& t, std::uint64_t h) {
                                                {"min", static_cast<double>(cents - 1) / 100.0},
                                                {"max", static_cast<double>(cents + 1) / 100.0}}};
   t.checks = {boost::json::object{{"type", "json"}, {"paths", std::move(paths)}},
-              check("contains", "value", "INV-")};
+              check("contains", "value", "INV-"), check("regex", "pattern", "\"total\"\\s*:\\s*[0-9]")};
   std::string amount;
   json::append_number(total, amount);
   std::string wrong;
@@ -132,14 +134,16 @@ void extraction(TaskText& t, std::uint64_t h) {
   t.bad = "{\"invoice\":\"" + invoice + "\",\"vendor\":\"" + vendor + "\",\"total\":" + wrong + "}";
 }
 
-void arithmetic(TaskText& t, std::uint64_t h) {
+void arithmetic(TaskText& t, std::uint64_t h, const std::string& ref) {
   boost::json::object answer_format{{"type", "regex"}, {"pattern", "Answer: -?[0-9]"}};
   if ((h >> 8) % 2 == 0) {
     const std::int64_t a = 100 + static_cast<std::int64_t>((h >> 16) % 9900);
     const std::int64_t b = 100 + static_cast<std::int64_t>((h >> 32) % 9900);
     const std::int64_t sum = a + b;
-    t.input = "What is " + money(a * 100, false) + " + " + money(b * 100, false) + "?";
-    t.checks = {answer_format, boost::json::object{{"type", "number"}, {"value", sum}, {"tolerance", 0}}};
+    t.input = "Order #" + ref + " has two items at $" + money(a * 100, false) + " and $" +
+              money(b * 100, false) + ". What is the total in dollars?";
+    t.checks = {answer_format, boost::json::object{{"type", "number"}, {"value", sum}, {"tolerance", 0}},
+                check("contains", "value", "Answer: ")};
     t.good = "The total is " + money(sum * 100, false) + ".\nAnswer: " + std::to_string(sum);
     t.good_alt = "Adding them gives " + std::to_string(sum) + ".\n\nAnswer: " + std::to_string(sum);
     t.bad = "The total is " + money((sum + 10) * 100, false) + ".\nAnswer: " + std::to_string(sum + 10);
@@ -152,8 +156,8 @@ void arithmetic(TaskText& t, std::uint64_t h) {
   // The classic slip: adding the percentage instead of taking it off; it can
   // never equal the sale price, as off > 0.
   const std::int64_t marked_up_cents = price * (100 + off);
-  t.input = "A $" + std::to_string(price) + " " + pick(k_products, h >> 40) + " is " + std::to_string(off) +
-            "% off. What is the sale price in dollars?";
+  t.input = "Order #" + ref + ": a $" + std::to_string(price) + " " + pick(k_products, h >> 40) + " is " +
+            std::to_string(off) + "% off. What is the sale price in dollars?";
   t.checks = {answer_format, boost::json::object{{"type", "number"},
                                                  {"value", static_cast<double>(sale_cents) / 100.0},
                                                  {"tolerance", 0.01}}};
@@ -164,7 +168,7 @@ void arithmetic(TaskText& t, std::uint64_t h) {
       "The sale price is $" + plain_amount(marked_up_cents) + ".\nAnswer: " + plain_amount(marked_up_cents);
 }
 
-void classification(TaskText& t, std::uint64_t h) {
+void classification(TaskText& t, std::uint64_t h, const std::string& ref) {
   const std::size_t label = (h >> 8) % k_labels.size();
   const std::string product = pick(k_products, h >> 16);
   const std::string n = std::to_string(100000 + (h >> 24) % 900000);
@@ -174,7 +178,7 @@ void classification(TaskText& t, std::uint64_t h) {
                                                         "Does this run small? I'm usually a medium: ",
                                                         "I can't log in; the reset email never arrives for ",
                                                         "Do you have a store in Lisbon? Asking about "};
-  t.input = "Message from " + std::string(pick(k_names, h >> 48)) + ": \"" + k_messages[label] +
+  t.input = "Ticket #" + ref + " from " + std::string(pick(k_names, h >> 48)) + ": \"" + k_messages[label] +
             (label == 0 || label == 1 || label == 4 ? n : product) + "\"";
   t.checks = {check("contains", "value", k_labels[label]),
               check("regex", "pattern", "^(billing|shipping|returns|product|account|other)\\s*$")};
@@ -210,6 +214,9 @@ TaskText make_task(std::size_t i) {
                                                              "classification"};
   TaskText t;
   const std::uint64_t h = mix(i);
+  // A reference number unique to the task (ticket, order, invoice), so that
+  // no two tasks send the same request and share a cache entry.
+  const std::string ref = std::to_string(100000 + i);
   t.scenario = k_scenarios[i % 4];
   char id[48];
   std::snprintf(id, sizeof id, "%s-%06zu", t.scenario.c_str(), i);
@@ -219,17 +226,17 @@ TaskText make_task(std::size_t i) {
   case 0:
     t.system = k_support_system;
     t.group = "support-g" + std::to_string(i / 32);
-    support(t, h);
+    support(t, h, ref);
     break;
   case 1:
     t.system = k_extraction_system;
-    extraction(t, h);
+    extraction(t, h, ref);
     break;
   case 2:
     t.system = k_arithmetic_system;
-    arithmetic(t, h);
+    arithmetic(t, h, ref);
     break;
-  default: t.system = k_classification_system; classification(t, h);
+  default: t.system = k_classification_system; classification(t, h, ref);
   }
   return t;
 }

@@ -1,6 +1,5 @@
 #include <bench/gen.hpp>
 
-#include <atomic>
 #include <boost/json/object.hpp>
 #include <exception>
 #include <mutex>
@@ -59,7 +58,7 @@ std::string route_text(const config::Config& cfg) {
 // Writes the entries of tasks first, first + step, ... ; one per thread.
 void write_entries(const suite::Suite& s, const config::Config& cfg, cache::Store& store,
                    const std::string& route, const std::string& recorded_at, std::size_t first,
-                   std::size_t step, std::atomic<std::uint64_t>& bytes) {
+                   std::size_t step) {
   for (std::size_t i = first; i < s.cases.size(); i += step) {
     const suite::Case& c = s.cases[i];
     const TaskText t = make_task(i);
@@ -85,7 +84,6 @@ void write_entries(const suite::Suite& s, const config::Config& cfg, cache::Stor
       e.recorded_at = recorded_at;
       e.route = route;
       store.put(e);
-      bytes += cache::encode(e).size();
     }
   }
 }
@@ -122,7 +120,6 @@ CoreSummary write_core(const fs::path& dir, const CoreOptions& o) {
   cache::Store store(cfg.cache.dir);
   const std::string route = route_text(cfg);
   const std::string recorded_at = utc_now_iso();
-  std::atomic<std::uint64_t> bytes{0};
   std::mutex failure_mutex;
   std::exception_ptr failure;
   std::vector<std::thread> writers;
@@ -130,7 +127,7 @@ CoreSummary write_core(const fs::path& dir, const CoreOptions& o) {
   for (std::size_t w = 0; w < step; ++w)
     writers.emplace_back([&, w] {
       try {
-        write_entries(s, cfg, store, route, recorded_at, w, step, bytes);
+        write_entries(s, cfg, store, route, recorded_at, w, step);
       } catch (...) {
         std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -147,7 +144,14 @@ CoreSummary write_core(const fs::path& dir, const CoreOptions& o) {
     if (!store.get(key).entry)
       throw Error(Exit::cannot_run, "entry " + key + " of task " + s.cases[i].id + " did not read back");
   }
-  return {s.cases.size(), s.cases.size() * static_cast<std::size_t>(o.runs), bytes.load()};
+  // And every entry must verify: stats() counts only valid ones.
+  const cache::Stats st = store.stats();
+  const std::size_t expected = s.cases.size() * static_cast<std::size_t>(o.runs);
+  if (st.entries != expected || st.corrupt != 0)
+    throw Error(Exit::cannot_run, "the cache holds " + std::to_string(st.entries) + " valid and " +
+                                      std::to_string(st.corrupt) + " bad entries, expected " +
+                                      std::to_string(expected) + " valid");
+  return {s.cases.size(), st.entries, st.bytes};
 }
 
 } // namespace gate::bench

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '5,7p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '6,8p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 

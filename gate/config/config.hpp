@@ -29,6 +29,7 @@ struct ModelConfig {
   std::optional<std::int64_t> max_tokens = 512;
   double timeout_s = 60.0; // whole call deadline
   int max_retries = 3;
+  std::filesystem::path ca_file; // extra trust anchors (PEM) for https; empty = the system store only
 };
 
 struct CacheConfig {

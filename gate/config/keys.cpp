@@ -177,6 +177,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.timeout_s; }, {.range = k_positive}));
   r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure",
       [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
+  r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
+      [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true}));
   r.push_back(make("runs", Kind::integer, "runs per task (k)",
       [](auto& c) -> auto& { return c.runs; }, {.range = {1, 1000}}));
   r.push_back(make("concurrency", Kind::integer, "tasks in flight at once",

@@ -46,6 +46,10 @@ void prescan(std::string_view text, const std::string &where) {
   bool indentation = true; // still in the line's leading blanks
   char prev = '\n';        // the previous character
   char last = '\n';        // the last non-blank character on this line, '\n' if none
+  // yaml-cpp 0.7 loops forever, allocating, on a ',' outside a flow
+  // collection before the document's root mapping has begun (",", "\"a\" ,",
+  // "- a\n,"); once a "key:" is open it reports an error instead.
+  bool mapping_open = false;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
@@ -95,6 +99,13 @@ void prescan(std::string_view text, const std::string &where) {
           std::string_view("\n:-?[{,").find(last) != std::string_view::npos && (blank(prev) || prev == last);
       if (c == '#' && (blank(prev) || prev == '\n')) {
         comment = true;
+      } else if (c == ',' && depth == 0 && !mapping_open) {
+        fail(line, col, "',' before the first key; expected key: value lines");
+      } else if (c == ':' && depth == 0 &&
+                 (i + 1 == text.size() || blank(text[i + 1]) || text[i + 1] == '\n')) {
+        mapping_open = true;
+      } else if (c == '-' && prev == '\n' && text.substr(i, 3) == "---") {
+        mapping_open = false; // a new document
       } else if ((c == '\'' || c == '"') && node_start) {
         quote = c;
         quote_line = line, quote_col = col;

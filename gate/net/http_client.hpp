@@ -14,28 +14,38 @@
 namespace gate::net {
 
 // Knobs that are not user configuration: the backoff schedule and the
-// connect deadline. Tests shorten the backoff to keep retry tests fast.
+// per-step deadlines (each also bounded by the attempt's model.timeout_s).
+// Tests shorten them to keep fault tests fast.
 struct HttpOptions {
-  double backoff_base_s = 0.5; // first retry waits about this long
-  double backoff_cap_s = 8.0;  // no wait is longer; a server asking for more fails fast
-  double connect_timeout_s = 10.0;
+  double backoff_base_s = 0.5;       // first retry waits about this long
+  double backoff_cap_s = 8.0;        // no wait is longer; a server asking for more fails fast
+  double connect_timeout_s = 10.0;   // resolve + TCP connect (+ proxy CONNECT)
+  double handshake_timeout_s = 10.0; // TLS handshake
+  double read_idle_timeout_s = 30.0; // longest silence while reading a response
 };
 
-// A plain-HTTP/1.1 ModelClient on Boost.Beast: base URL "http://host:port/prefix",
-// keep-alive connections pooled per worker thread, a deadline for each
-// attempt (model.timeout_s), retries on connection failures and timeouts,
-// 408/409/429/5xx/529 with exponential backoff (model.max_retries). The key
-// is read from the environment variable model.api_key_env when the client
-// is made and registered for redaction; a missing key throws
-// Error(cannot_run) naming the variable (never the value). https:// base
-// URLs are refused with Error(cannot_run) until the HTTPS transport lands.
+// An HTTP/1.1 ModelClient on Boost.Beast and OpenSSL: base URL
+// "https://host:port/prefix" (verify_peer, SNI, host-name check, trust from
+// the system store and model.ca_file; see tls.hpp) or "http://..." for
+// loopback hosts and hosts listed in env GATE_ALLOW_HTTP (comma list) only,
+// since the key would travel in clear text; anything else throws
+// Error(cannot_run). HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured (see
+// proxy.hpp). Keep-alive connections are pooled per worker thread and
+// origin; deadlines for connect, handshake, each read's silence and the
+// whole attempt (model.timeout_s); retries on connection failures and
+// timeouts, 408/409/429/5xx/529 with exponential backoff (model.max_retries).
+// The key is read from the environment variable model.api_key_env when the
+// client is made and registered for redaction; a missing key throws
+// Error(cannot_run) naming the variable (never the value).
 //
 // A call that never got an HTTP answer returns status 0 and a body that
-// says why: "timeout: ...", "connection: ..." or "response exceeds limit: ...";
-// model::parse_response maps these to buckets. Response header values and
-// bodies are redacted before they are returned.
-std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig &m,
-                                                     const HttpOptions &options = {});
+// says why: "timeout: ...", "connection: ...", "response exceeds limit: ...",
+// "tls: ..." (a certificate or handshake failure) or "proxy: ..." (the proxy
+// refused); model::parse_response maps these to buckets. Limits, "tls:" and
+// a proxy's 407 are not retried. Response header values and bodies are
+// redacted before they are returned.
+std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m,
+                                                     const HttpOptions& options = {});
 
 // Splits "http://host:port/prefix" (port defaults to 80/443, prefix has no
 // trailing slash); throws Error(bad_input) on anything else, including
@@ -43,7 +53,7 @@ std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig &
 struct Url {
   std::string scheme, host, port, path_prefix;
 };
-Url parse_url(const std::string &url);
+Url parse_url(const std::string& url);
 
 using Headers = std::vector<std::pair<std::string, std::string>>; // lowercase names
 
@@ -52,15 +62,15 @@ using Headers = std::vector<std::pair<std::string, std::string>>; // lowercase n
 // 408/409/429/500/502/503/504/529, unless the server says
 // "x-should-retry: false" or a 429 is a spent quota (insufficient_quota);
 // "x-should-retry: true" makes any status retryable.
-bool retryable_response(int status, const Headers &headers, std::string_view body);
+bool retryable_response(int status, const Headers& headers, std::string_view body);
 
 // The wait the server asked for, in seconds: retry-after-ms, else
 // retry-after as delta seconds or an HTTP date (relative to `now`).
 // nullopt when absent or unparseable (then backoff applies).
-std::optional<double> server_delay_s(const Headers &headers, std::chrono::system_clock::time_point now);
+std::optional<double> server_delay_s(const Headers& headers, std::chrono::system_clock::time_point now);
 
 // Exponential backoff with jitter before retry number `attempt` (0-based):
 // d = min(cap, base * 2^attempt), waiting d * (0.5 + 0.5 * u) for u in [0, 1).
-double backoff_delay_s(const HttpOptions &o, int attempt, double u);
+double backoff_delay_s(const HttpOptions& o, int attempt, double u);
 
 } // namespace gate::net

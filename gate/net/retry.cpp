@@ -12,8 +12,8 @@ namespace gate::net {
 
 namespace {
 
-std::string header(const Headers &headers, std::string_view name) {
-  for (const auto &[k, v] : headers)
+std::string header(const Headers& headers, std::string_view name) {
+  for (const auto& [k, v] : headers)
     if (k == name) return v;
   return "";
 }
@@ -26,7 +26,7 @@ std::string trim(std::string s) {
 }
 
 // A finite, non-negative decimal number and nothing else.
-std::optional<double> parse_non_negative(const std::string &text) {
+std::optional<double> parse_non_negative(const std::string& text) {
   std::string s = trim(text);
   if (s.empty()) return std::nullopt;
   double v = 0;
@@ -38,7 +38,7 @@ std::optional<double> parse_non_negative(const std::string &text) {
 
 // RFC 9110 IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; the obsolete
 // forms are not worth the code for a retry hint.
-std::optional<std::time_t> parse_http_date(const std::string &text) {
+std::optional<std::time_t> parse_http_date(const std::string& text) {
   std::istringstream in(trim(text));
   in.imbue(std::locale::classic());
   std::tm tm{};
@@ -52,7 +52,7 @@ std::optional<std::time_t> parse_http_date(const std::string &text) {
 
 } // namespace
 
-bool retryable_response(int status, const Headers &headers, std::string_view body) {
+bool retryable_response(int status, const Headers& headers, std::string_view body) {
   std::string hint = header(headers, "x-should-retry");
   if (hint == "false") return false;
   if (hint == "true") return true;
@@ -71,7 +71,7 @@ bool retryable_response(int status, const Headers &headers, std::string_view bod
   }
 }
 
-std::optional<double> server_delay_s(const Headers &headers, std::chrono::system_clock::time_point now) {
+std::optional<double> server_delay_s(const Headers& headers, std::chrono::system_clock::time_point now) {
   if (auto ms = parse_non_negative(header(headers, "retry-after-ms"))) return *ms / 1000.0;
   std::string after = header(headers, "retry-after");
   if (after.empty()) return std::nullopt;
@@ -83,7 +83,7 @@ std::optional<double> server_delay_s(const Headers &headers, std::chrono::system
   return std::nullopt;
 }
 
-double backoff_delay_s(const HttpOptions &o, int attempt, double u) {
+double backoff_delay_s(const HttpOptions& o, int attempt, double u) {
   double d = std::min(o.backoff_cap_s, o.backoff_base_s * std::ldexp(1.0, std::min(attempt, 60)));
   // Half fixed, half random: retries from many workers spread out, and none
   // comes back sooner than half the schedule.

@@ -10,7 +10,7 @@ namespace gate::net {
 
 namespace {
 
-[[noreturn]] void bad_url(const std::string &url, const std::string &why) {
+[[noreturn]] void bad_url(const std::string& url, const std::string& why) {
   throw_bad_input("base URL \"" + redact(url) + "\": " + why +
                   " (expected http://host[:port][/path] or https://...)");
 }
@@ -23,7 +23,7 @@ bool valid_host_char(unsigned char c) { return std::isalnum(c) || c == '-' || c 
 
 } // namespace
 
-Url parse_url(const std::string &url) {
+Url parse_url(const std::string& url) {
   Url u;
   auto sep = url.find("://");
   if (sep == std::string::npos || sep == 0) bad_url(url, "no scheme");

@@ -139,3 +139,17 @@ TEST_CASE("baseline update shows what changes, writes atomically and refuses a s
       run_gate({"baseline", "update", "--report", "v2.json", "--baseline", "base.json", "--force"}, tmp.path());
   CHECK(forced.exit_code == 0);
 }
+
+TEST_CASE("in GitHub Actions: annotations on stdout and the verdict appended to the step summary") {
+  TempDir tmp;
+  spit(tmp.path() / "summary.md", "previous step\n");
+  Result r = run_gate({"compare", "--baseline", baseline().string(), "--current", regressed().string()}, tmp.path(),
+                      {{"GITHUB_ACTIONS", "true"}, {"GITHUB_STEP_SUMMARY", (tmp.path() / "summary.md").string()}});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("::error") != std::string::npos);
+  const std::string summary = slurp(tmp.path() / "summary.md");
+  CHECK(summary.rfind("previous step\n", 0) == 0); // appended, not replaced
+  CHECK(summary.find("<!-- gate-verdict -->") != std::string::npos);
+  CHECK(summary.find("gate failed") != std::string::npos);
+  CHECK(summary.size() <= (1u << 20) + 20);
+}

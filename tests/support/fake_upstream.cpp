@@ -1,10 +1,12 @@
 #include <tests/support/fake_upstream.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <sstream>
 #include <thread>
@@ -26,9 +28,9 @@ constexpr std::uint64_t k_request_body_limit = 64ull << 20;
 // client that vanished does not pin a session for the whole run.
 constexpr auto k_idle_timeout = std::chrono::seconds(60);
 
-void check_keys(const boost::json::object &o, std::initializer_list<std::string_view> allowed,
-                const std::string &where) {
-  for (const auto &kv : o) {
+void check_keys(const boost::json::object& o, std::initializer_list<std::string_view> allowed,
+                const std::string& where) {
+  for (const auto& kv : o) {
     bool known = false;
     for (auto a : allowed)
       known = known || kv.key() == a;
@@ -36,24 +38,24 @@ void check_keys(const boost::json::object &o, std::initializer_list<std::string_
   }
 }
 
-std::string optional_string(const boost::json::object &o, std::string_view key, const std::string &where) {
+std::string optional_string(const boost::json::object& o, std::string_view key, const std::string& where) {
   return o.contains(key) ? json::get_string(o, key, where) : "";
 }
 
-const boost::json::array &array_field(const boost::json::object &o, std::string_view key,
-                                      const std::string &where) {
-  const auto &v = o.at(key);
+const boost::json::array& array_field(const boost::json::object& o, std::string_view key,
+                                      const std::string& where) {
+  const auto& v = o.at(key);
   if (!v.is_array()) throw_bad_input(where + ": field \"" + std::string(key) + "\" must be an array");
   return v.get_array();
 }
 
-Rule parse_rule(const boost::json::value &v, const std::string &where) {
-  const auto &o = json::as_object(v, where);
+Rule parse_rule(const boost::json::value& v, const std::string& where) {
+  const auto& o = json::as_object(v, where);
   check_keys(o, {"match", "answers"}, where);
   Rule r;
   r.match = optional_string(o, "match", where);
   if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
-  for (const auto &a : array_field(o, "answers", where)) {
+  for (const auto& a : array_field(o, "answers", where)) {
     if (!a.is_string()) throw_bad_input(where + ": \"answers\" must hold strings");
     r.answers.emplace_back(a.get_string());
   }
@@ -61,8 +63,8 @@ Rule parse_rule(const boost::json::value &v, const std::string &where) {
   return r;
 }
 
-Fault parse_fault(const boost::json::value &v, const std::string &where) {
-  const auto &o = json::as_object(v, where);
+Fault parse_fault(const boost::json::value& v, const std::string& where) {
+  const auto& o = json::as_object(v, where);
   check_keys(o, {"match", "status", "times", "body", "headers", "close"}, where);
   Fault f;
   f.match = optional_string(o, "match", where);
@@ -73,8 +75,8 @@ Fault parse_fault(const boost::json::value &v, const std::string &where) {
   f.body = optional_string(o, "body", where);
   if (o.contains("close")) f.close_without_response = json::get_bool(o, "close", where);
   if (o.contains("headers")) {
-    const auto &h = json::as_object(o.at("headers"), where + ".headers");
-    for (const auto &kv : h) {
+    const auto& h = json::as_object(o.at("headers"), where + ".headers");
+    for (const auto& kv : h) {
       if (!kv.value().is_string()) throw_bad_input(where + ".headers: values must be strings");
       f.headers.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
     }
@@ -88,14 +90,14 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 // The text of a message content: a string, or an array of content blocks
 // whose "text" parts are joined (both providers allow either).
-std::string content_text(const boost::json::value *v) {
+std::string content_text(const boost::json::value* v) {
   if (v == nullptr) return "";
   if (v->is_string()) return std::string(v->get_string());
   std::string out;
   if (v->is_array())
-    for (const auto &block : v->get_array())
-      if (const auto *o = block.if_object())
-        if (const auto *t = o->if_contains("text"); t != nullptr && t->is_string()) {
+    for (const auto& block : v->get_array())
+      if (const auto* o = block.if_object())
+        if (const auto* t = o->if_contains("text"); t != nullptr && t->is_string()) {
           if (!out.empty()) out += ' ';
           out += std::string_view(t->get_string());
         }
@@ -111,8 +113,8 @@ std::int64_t count_words(std::string_view s) {
   return n;
 }
 
-std::string error_body(int status, const std::string &message) {
-  const char *type = status == 401   ? "authentication_error"
+std::string error_body(int status, const std::string& message) {
+  const char* type = status == 401   ? "authentication_error"
                      : status == 403 ? "permission_error"
                      : status == 404 ? "not_found_error"
                      : status == 429 ? "rate_limit_error"
@@ -138,20 +140,20 @@ Outcome json_outcome(int status, std::string body) {
 
 } // namespace
 
-Script parse_script(const std::string &json_text, const std::string &where) {
+Script parse_script(const std::string& json_text, const std::string& where) {
   boost::json::value v = json::parse_strict(json_text, where);
-  const auto &o = json::as_object(v, where);
+  const auto& o = json::as_object(v, where);
   check_keys(o, {"latency_ms", "rules", "faults"}, where);
   Script s;
   if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
   if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
   if (o.contains("rules")) {
-    const auto &rules = array_field(o, "rules", where);
+    const auto& rules = array_field(o, "rules", where);
     for (std::size_t i = 0; i < rules.size(); ++i)
       s.rules.push_back(parse_rule(rules[i], where + ": rules[" + std::to_string(i) + "]"));
   }
   if (o.contains("faults")) {
-    const auto &faults = array_field(o, "faults", where);
+    const auto& faults = array_field(o, "faults", where);
     for (std::size_t i = 0; i < faults.size(); ++i)
       s.faults.push_back(parse_fault(faults[i], where + ": faults[" + std::to_string(i) + "]"));
   }
@@ -175,24 +177,40 @@ struct Service {
   std::vector<int> fault_used;
   std::uint64_t completions = 0;
 
-  Outcome handle(const http::request<http::string_body> &req);
-  Outcome complete(bool anthropic, const boost::json::object &body, const std::string &raw);
+  Outcome handle(const http::request<http::string_body>& req);
+  Outcome complete(bool anthropic, const boost::json::object& body, const std::string& raw);
 };
 
-class Session : public std::enable_shared_from_this<Session> {
-public:
-  Session(tcp::socket socket, Service &service)
-      : stream_(std::move(socket)), timer_(stream_.get_executor()), service_(service) {}
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-  void start() { read(); }
+// One client connection, plain (beast::tcp_stream) or TLS (TlsStream).
+template <class Stream> class Session : public std::enable_shared_from_this<Session<Stream>> {
+public:
+  template <class... Args>
+  Session(Service& service, Args&&... args)
+      : stream_(std::forward<Args>(args)...), timer_(stream_.get_executor()), service_(service) {}
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      beast::get_lowest_layer(stream_).expires_after(k_idle_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close();
+                                self->read();
+                              });
+    } else {
+      read();
+    }
+  }
 
 private:
   void read() {
     parser_.emplace();
     parser_->body_limit(k_request_body_limit);
-    stream_.expires_after(k_idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    beast::get_lowest_layer(stream_).expires_after(k_idle_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
@@ -204,18 +222,18 @@ private:
     // take the test process down with an exception on a server thread.
     try {
       respond(req, std::move(out));
-    } catch (const std::exception &) {
+    } catch (const std::exception&) {
       close();
     }
   }
 
-  void respond(const http::request<http::string_body> &req, Outcome out) {
+  void respond(const http::request<http::string_body>& req, Outcome out) {
     res_ = {};
     res_.version(11);
     res_.result(static_cast<unsigned>(out.status));
     res_.set(http::field::server, "gate-fake-upstream");
     res_.set(http::field::content_type, "application/json");
-    for (const auto &[k, v] : out.headers)
+    for (const auto& [k, v] : out.headers)
       res_.set(k, v);
     res_.body() = std::move(out.body);
     res_.keep_alive(req.keep_alive());
@@ -224,39 +242,41 @@ private:
     // A timer, not a sleep: other connections on this thread keep going.
     timer_.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(
         std::chrono::duration<double, std::milli>(service_.script.latency_ms)));
-    timer_.async_wait([self = shared_from_this()](beast::error_code) { self->write(); });
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code) { self->write(); });
   }
 
   void write() {
-    stream_.expires_after(k_idle_timeout);
-    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    beast::get_lowest_layer(stream_).expires_after(k_idle_timeout);
+    http::async_write(stream_, res_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec || !self->res_.keep_alive()) return self->close();
       self->read();
     });
   }
 
+  // Without TLS close_notify: clients must cope with peers that do this.
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   asio::steady_timer timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
-  Service &service_;
+  Service& service_;
 };
 
-Outcome Service::handle(const http::request<http::string_body> &req) {
+Outcome Service::handle(const http::request<http::string_body>& req) {
   RequestLog entry;
   entry.method = std::string(req.method_string());
   entry.target = std::string(req.target());
   entry.body = req.body();
-  for (const auto &f : req) {
+  for (const auto& f : req) {
     std::string name(f.name_string());
-    for (char &c : name)
+    for (char& c : name)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     entry.headers[name] = std::string(f.value());
   }
@@ -285,26 +305,26 @@ Outcome Service::handle(const http::request<http::string_body> &req) {
   return complete(anthropic, body.get_object(), req.body());
 }
 
-Outcome Service::complete(bool anthropic, const boost::json::object &body, const std::string &raw) {
+Outcome Service::complete(bool anthropic, const boost::json::object& body, const std::string& raw) {
   std::string model;
-  if (const auto *m = body.if_contains("model"); m != nullptr && m->is_string()) model = m->get_string();
+  if (const auto* m = body.if_contains("model"); m != nullptr && m->is_string()) model = m->get_string();
   std::string last_user;
   std::int64_t prompt_words = 0;
   if (anthropic) prompt_words += count_words(content_text(body.if_contains("system")));
-  if (const auto *msgs = body.if_contains("messages"); msgs != nullptr && msgs->is_array()) {
-    for (const auto &m : msgs->get_array()) {
-      const auto *o = m.if_object();
+  if (const auto* msgs = body.if_contains("messages"); msgs != nullptr && msgs->is_array()) {
+    for (const auto& m : msgs->get_array()) {
+      const auto* o = m.if_object();
       if (o == nullptr) continue;
       std::string text = content_text(o->if_contains("content"));
       prompt_words += count_words(text);
-      if (const auto *role = o->if_contains("role"); role != nullptr && role->is_string() && *role == "user")
+      if (const auto* role = o->if_contains("role"); role != nullptr && role->is_string() && *role == "user")
         last_user = text;
     }
   }
 
   std::lock_guard lock(mutex);
   for (std::size_t i = 0; i < script.faults.size(); ++i) {
-    const Fault &f = script.faults[i];
+    const Fault& f = script.faults[i];
     if (fault_used[i] >= f.times || last_user.find(f.match) == std::string::npos) continue;
     ++fault_used[i];
     Outcome out;
@@ -318,7 +338,7 @@ Outcome Service::complete(bool anthropic, const boost::json::object &body, const
 
   std::uint64_t occurrence = answered[raw]++;
   std::string answer = "echo: " + last_user;
-  for (const auto &rule : script.rules) {
+  for (const auto& rule : script.rules) {
     if (last_user.find(rule.match) == std::string::npos) continue;
     answer = rule.answers[occurrence % rule.answers.size()];
     break;
@@ -360,13 +380,18 @@ struct FakeUpstream::Impl {
     acceptor->async_accept(asio::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec) return; // the acceptor was closed
       ++service.connections;
-      std::make_shared<Session>(std::move(socket), service)->start();
+      if (tls)
+        std::make_shared<Session<TlsStream>>(service, std::move(socket), *tls)->start();
+      else
+        std::make_shared<Session<beast::tcp_stream>>(service, std::move(socket))->start();
       accept();
     });
   }
 
   Service service;
-  std::unique_ptr<asio::io_context> ioc; // before the acceptor: destroyed after it
+  std::shared_ptr<asio::ssl::context> tls; // null: plain HTTP
+  std::string required_sni;                // read by the SNI callback while serving
+  std::unique_ptr<asio::io_context> ioc;   // before the acceptor: destroyed after it
   std::unique_ptr<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
   unsigned short port = 0;
@@ -378,6 +403,11 @@ FakeUpstream::~FakeUpstream() { stop(); }
 
 void FakeUpstream::start(unsigned short port, int threads) {
   stop();
+  impl_->tls.reset();
+  listen(port, threads);
+}
+
+void FakeUpstream::listen(unsigned short port, int threads) {
   impl_->ioc = std::make_unique<asio::io_context>(std::max(1, threads));
   impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->ioc);
   tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
@@ -401,7 +431,7 @@ void FakeUpstream::start(unsigned short port, int threads) {
 void FakeUpstream::stop() {
   if (!impl_->ioc) return;
   impl_->ioc->stop();
-  for (auto &t : impl_->threads)
+  for (auto& t : impl_->threads)
     t.join();
   impl_->threads.clear();
   impl_->acceptor.reset();
@@ -413,7 +443,44 @@ void FakeUpstream::stop() {
 unsigned short FakeUpstream::port() const { return impl_->port; }
 
 std::string FakeUpstream::base_url() const {
+  if (impl_->tls) return "https://localhost:" + std::to_string(impl_->port) + "/v1";
   return "http://127.0.0.1:" + std::to_string(impl_->port) + "/v1";
+}
+
+namespace {
+
+// The virtual-host check: a handshake without SNI, or for another name,
+// fails with an unrecognized_name alert.
+int require_sni(SSL* ssl, int* alert, void* arg) {
+  const auto* want = static_cast<const std::string*>(arg);
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  if (name != nullptr && *want == name) return SSL_TLSEXT_ERR_OK;
+  *alert = SSL_AD_UNRECOGNIZED_NAME;
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+} // namespace
+
+void FakeUpstream::start_tls(unsigned short port, int threads, const std::string& cert_pem,
+                             const std::string& key_pem, const std::string& required_sni) {
+  stop();
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  beast::error_code ec;
+  ctx->use_certificate_chain(asio::buffer(cert_pem), ec);
+  if (!ec) ctx->use_private_key(asio::buffer(key_pem), asio::ssl::context::pem, ec);
+  if (ec) throw_cannot_run("fake upstream: cannot use the TLS certificate or key: " + ec.message());
+  impl_->required_sni = required_sni;
+  if (!required_sni.empty()) {
+    SSL_CTX_set_tlsext_servername_callback(ctx->native_handle(), require_sni);
+    SSL_CTX_set_tlsext_servername_arg(ctx->native_handle(), &impl_->required_sni);
+  }
+  impl_->tls = std::move(ctx);
+  try {
+    listen(port, threads);
+  } catch (...) {
+    impl_->tls.reset();
+    throw;
+  }
 }
 
 std::uint64_t FakeUpstream::requests() const { return impl_->service.requests; }

@@ -46,7 +46,7 @@ struct Script {
 // "faults": [{"match","status","times","body","headers":{name: value},"close"}]}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys
 // and wrong types are Error(bad_input) naming `where`.
-Script parse_script(const std::string &json_text, const std::string &where = "script");
+Script parse_script(const std::string& json_text, const std::string& where = "script");
 
 struct RequestLog {
   std::string method, target, body;
@@ -57,20 +57,27 @@ class FakeUpstream {
 public:
   explicit FakeUpstream(Script script);
   ~FakeUpstream(); // stops
-  FakeUpstream(const FakeUpstream &) = delete;
-  FakeUpstream &operator=(const FakeUpstream &) = delete;
+  FakeUpstream(const FakeUpstream&) = delete;
+  FakeUpstream& operator=(const FakeUpstream&) = delete;
 
   // Binds 127.0.0.1:port (0 = pick one) and serves on `threads` threads.
   void start(unsigned short port = 0, int threads = 2);
+  // The same over TLS with this certificate chain and key (PEM). With
+  // `required_sni`, a virtual host: handshakes without that SNI name fail.
+  void start_tls(unsigned short port, int threads, const std::string& cert_pem, const std::string& key_pem,
+                 const std::string& required_sni = "");
   void stop();
   unsigned short port() const;
-  std::string base_url() const; // "http://127.0.0.1:<port>/v1"
+  // "http://127.0.0.1:<port>/v1", or with TLS "https://localhost:<port>/v1"
+  // (certificates name a host, and the test ones name localhost).
+  std::string base_url() const;
 
   std::uint64_t requests() const;
   std::uint64_t connections() const;   // TCP connections accepted (keep-alive shows as fewer)
   std::vector<RequestLog> log() const; // every request received, in order
 
 private:
+  void listen(unsigned short port, int threads);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

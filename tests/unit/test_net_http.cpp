@@ -394,7 +394,7 @@ TEST_CASE("oversized response headers exceed the limit and are not retried") {
   CHECK(r.body.rfind("response exceeds limit:", 0) == 0);
 }
 
-TEST_CASE("a missing key or an https URL cannot run") {
+TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
   unsetenv("GATE_TEST_NET_MISSING");
   gate::config::ModelConfig m;
   m.name = "x";
@@ -413,13 +413,24 @@ TEST_CASE("a missing key or an https URL cannot run") {
   CHECK_THROWS_AS(gate::net::make_http_client(m), gate::Error);
   setenv(k_key_env, k_canary, 1);
   m.api_key_env = k_key_env;
-  m.base_url = "https://api.openai.com/v1";
+  m.base_url = "http://api.example.com/v1";
+  unsetenv("GATE_ALLOW_HTTP");
   try {
     gate::net::make_http_client(m);
     FAIL("no error");
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
-    CHECK(std::string(e.what()).find("HTTPS transport") != std::string::npos);
+    CHECK(std::string(e.what()) ==
+          "plain http:// to api.example.com would send the API key in clear text; use https://, or list the "
+          "host in the environment variable GATE_ALLOW_HTTP (comma-separated)");
+  }
+  // Listed hosts (any case, spaces around commas) and loopback are allowed.
+  setenv("GATE_ALLOW_HTTP", "gw.internal, API.example.com", 1);
+  CHECK(gate::net::make_http_client(m) != nullptr);
+  unsetenv("GATE_ALLOW_HTTP");
+  for (const char* url : {"http://localhost:9/v1", "http://127.8.9.10:9", "http://[::1]:9/v1"}) {
+    m.base_url = url;
+    CHECK(gate::net::make_http_client(m) != nullptr);
   }
 }
 

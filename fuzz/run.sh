@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang-14 (ASan + UBSan) in build-fuzz/
+# and runs each for a fixed time, seeded from fuzz/corpus/<target>/.
+#
+#   fuzz/run.sh [--seconds N] [--build-only] [target...]
+#
+# N defaults to 60. New inputs go to build-fuzz/corpus/<target>/ (the seeds
+# in the source tree are never written); a crash or property violation is
+# saved as build-fuzz/artifacts/<target>-crash-* and makes the script exit 1.
+# The summary prints executions and executions per second per target.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build-fuzz"
+seconds=60
+build_only=0
+targets=()
+all=(config suite_line report cache_entry retry_after markdown check regex)
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+  --seconds)
+    [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -gt 0 ]] || { echo "fuzz/run.sh: --seconds needs a positive integer" >&2; exit 2; }
+    seconds=$2
+    shift 2
+    ;;
+  --build-only) build_only=1; shift ;;
+  -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+  -*) echo "fuzz/run.sh: unknown option $1 (expected --seconds N, --build-only or target names)" >&2; exit 2 ;;
+  *)
+    [[ " ${all[*]} " == *" $1 "* ]] || { echo "fuzz/run.sh: unknown target $1 (known: ${all[*]})" >&2; exit 2; }
+    targets+=("$1")
+    shift
+    ;;
+  esac
+done
+[[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
+
+command -v clang++-14 >/dev/null || { echo "fuzz/run.sh: clang++-14 not found (apt-get install clang-14)" >&2; exit 3; }
+
+# Until the root CMakeLists.txt adds the fuzz directory itself, a project
+# include hook adds it (fuzz/standalone.cmake).
+hook=()
+grep -q 'add_subdirectory(fuzz)' "$root/CMakeLists.txt" || hook=(-DCMAKE_PROJECT_INCLUDE="$root/fuzz/standalone.cmake")
+
+san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DGATE_BUILD_TESTS=OFF -DGATE_FUZZ=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${hook[@]}" >/dev/null
+# One target at a time, so a module that does not build fails only the
+# targets that need it.
+built=()
+summary=()
+failed=0
+for t in "${targets[@]}"; do
+  if cmake --build "$build" -j2 --target "fuzz_$t"; then
+    built+=("$t")
+  else
+    summary+=("$(printf '%-12s BUILD FAILED' "$t")")
+    failed=1
+  fi
+done
+if [[ $build_only -eq 1 ]]; then
+  [[ ${#summary[@]} -eq 0 ]] || printf '%s\n' "${summary[@]}"
+  exit $failed
+fi
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+mkdir -p "$build/artifacts"
+for t in "${built[@]}"; do
+  corpus="$build/corpus/$t"
+  mkdir -p "$corpus"
+  seeds=()
+  [[ -d "$root/fuzz/corpus/$t" ]] && seeds=("$root/fuzz/corpus/$t")
+  dict=()
+  [[ -f "$root/fuzz/$t.dict" ]] && dict=(-dict="$root/fuzz/$t.dict")
+  log="$build/artifacts/$t.log"
+  echo "== fuzz_$t for ${seconds}s (log: $log)"
+  status=ok
+  # One job, a 10 s per-input limit (a slow input is a finding too), and
+  # inputs up to 64 KiB so the JSON seeds fit.
+  if ! "$build/fuzz/fuzz_$t" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+    -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" >"$log" 2>&1; then
+    status="FAILED (see $log)"
+    failed=1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  runs=${runs:-0}
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  summary+=("$(printf '%-12s %10s execs %8s exec/s  %s' "$t" "$runs" "${rate:-0}" "$status")")
+done
+printf '%s\n' "== summary (${seconds}s each)" "${summary[@]}"
+exit $failed

@@ -1,0 +1,120 @@
+#include <gate/net/tls.hpp>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <cstdlib>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <system_error>
+
+#include <gate/util/error.hpp>
+
+namespace gate::net {
+
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+// Certificates a PEM file holds; -1 when it cannot be opened.
+int count_certificates(const std::string& path) {
+  BIO* bio = BIO_new_file(path.c_str(), "r");
+  if (bio == nullptr) {
+    ERR_clear_error();
+    return -1;
+  }
+  int n = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_free(cert);
+    ++n;
+  }
+  // The loop ends on "no start line"; that is the normal end of the file.
+  ERR_clear_error();
+  BIO_free(bio);
+  return n;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+void require_bundle(const std::string& path, const std::string& setting) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw_cannot_run(setting + " names " + path + ", which is not a readable file; TLS needs a trust store");
+  int n = count_certificates(path);
+  if (n < 0) throw_cannot_run(setting + " names " + path + ", which cannot be opened");
+  if (n == 0) throw_cannot_run(setting + " names " + path + ", which holds no PEM certificate");
+}
+
+bool is_ip_literal(const std::string& host) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+} // namespace
+
+std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_file) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_verify_mode(ssl::verify_peer);
+
+  // OpenSSL reads SSL_CERT_FILE / SSL_CERT_DIR itself but says nothing when
+  // they name nothing; a typo there must not turn into "no anchors".
+  std::string cert_file = env(X509_get_default_cert_file_env());
+  std::string cert_dir = env(X509_get_default_cert_dir_env());
+  int anchors_in_file = 0;
+  if (!cert_file.empty()) {
+    require_bundle(cert_file, std::string(X509_get_default_cert_file_env()));
+    anchors_in_file = 1;
+  } else {
+    anchors_in_file = count_certificates(X509_get_default_cert_file()) > 0 ? 1 : 0;
+  }
+  std::error_code fec;
+  if (!cert_dir.empty() && !std::filesystem::is_directory(cert_dir, fec))
+    throw_cannot_run(std::string(X509_get_default_cert_dir_env()) + " names " + cert_dir +
+                     ", which is not a directory; TLS needs a trust store");
+  bool have_dir = !cert_dir.empty() || std::filesystem::is_directory(X509_get_default_cert_dir(), fec);
+
+  boost::system::error_code ec;
+  ctx->set_default_verify_paths(ec);
+  if (ec) throw_cannot_run("TLS: cannot load the system trust store: " + ec.message());
+  bool have_ca_file = false;
+  if (!ca_file.empty()) {
+    require_bundle(ca_file.string(), "model.ca_file");
+    ctx->load_verify_file(ca_file.string(), ec);
+    if (ec) throw_cannot_run("model.ca_file " + ca_file.string() + ": cannot load: " + ec.message());
+    have_ca_file = true;
+  }
+  if (anchors_in_file == 0 && !have_dir && !have_ca_file)
+    throw_cannot_run(std::string("TLS: no trust store: ") + X509_get_default_cert_file() +
+                     " holds no certificate" + " and no " + X509_get_default_cert_dir_env() +
+                     " or model.ca_file is set");
+  return ctx;
+}
+
+bool prepare_tls_session(SSL* ssl, const std::string& bracketed) {
+  std::string host = bracketed;
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (is_ip_literal(host)) return X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1;
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  return SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 &&
+         X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0) == 1;
+}
+
+std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host) {
+  long verify = SSL_get_verify_result(ssl);
+  if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
+    return "tls: certificate does not match host " + host;
+  if (verify != X509_V_OK)
+    return "tls: certificate for " + host + " not trusted: " + X509_verify_cert_error_string(verify);
+  if (ec.category() == boost::asio::error::get_ssl_category())
+    return "tls: handshake with " + host + " failed: " + ec.message();
+  return "";
+}
+
+} // namespace gate::net

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <boost/asio/ssl/context.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <boost/system/error_code.hpp>
+#include <openssl/ssl.h>
+
+namespace gate::net {
+
+// The client TLS context for https base URLs: TLS 1.2+, verify_peer, trust
+// from the system store (honouring SSL_CERT_FILE / SSL_CERT_DIR) plus
+// `ca_file` when not empty. A trust setting that names a missing or empty
+// source throws Error(cannot_run) naming the setting; so does having no
+// trust anchor at all. Never falls back to no verification.
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::filesystem::path& ca_file);
+
+// Per connection, before the handshake: SNI with the bare host name (not
+// for IP literals, RFC 6066) and host-name (or IP) verification. `host` may
+// be a bracketed IPv6 literal. Returns false when OpenSSL refused.
+bool prepare_tls_session(SSL* ssl, const std::string& host);
+
+// Why a handshake failed, as the status-0 body: "tls: certificate does not
+// match host H", "tls: certificate for H not trusted: ..." or
+// "tls: handshake with H failed: ...". Empty when the failure was not
+// TLS's (a reset or an EOF from the network), which may be retried.
+std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host);
+
+} // namespace gate::net

@@ -1,0 +1,35 @@
+#include <doctest.h>
+
+#include <gate/config/config.hpp>
+
+#include "test_config_support.hpp"
+
+using gate::config::test::k_minimal;
+using gate::config::test::load_error;
+
+// Inputs found by fuzz/fuzz_config.cpp. Each one made yaml-cpp 0.7 loop
+// forever (growing past 2 GB) inside YAML::LoadAll; load() must refuse them
+// before yaml-cpp sees them.
+
+TEST_CASE("a ',' before the root mapping is an error, not a hang") {
+  // The fuzzer's input: a comment line, then a line starting " ,".
+  CHECK(load_error("# The bundled demo\n ,eer#xtraction to JSON\nsuite:\n  path: suite\n") ==
+        "gate.yaml:2:2: ',' before the first key; expected key: value lines");
+  CHECK(load_error(",\n") == "gate.yaml:1:1: ',' before the first key; expected key: value lines");
+  // After a quoted scalar, an anchor or a tag, and after a top-level list.
+  CHECK(load_error("\"a\" ,\n") == "gate.yaml:1:5: ',' before the first key; expected key: value lines");
+  CHECK(load_error("&a ,\n") == "gate.yaml:1:4: ',' before the first key; expected key: value lines");
+  CHECK(load_error("!t ,\n") == "gate.yaml:1:4: ',' before the first key; expected key: value lines");
+  CHECK(load_error("- a\n,\n") == "gate.yaml:2:1: ',' before the first key; expected key: value lines");
+  // A second document starts without a mapping again.
+  CHECK(load_error(k_minimal + "---\n,\n").find(":6:1: ',' before the first key") != std::string::npos);
+}
+
+TEST_CASE("a ',' after the first key is left to the YAML parser") {
+  // Inside flow collections and plain scalars a comma is ordinary text; a
+  // stray one inside the mapping is yaml-cpp's syntax error, which it
+  // reports (it does not hang there).
+  CHECK(load_error(k_minimal + ",\n") == "gate.yaml:5:1: YAML syntax error: end of map not found");
+  CHECK(load_error(k_minimal + "cache:\n  ignore: [\"/a\", \"/b\"]\n  dir: a,b\n  mode: x\n")
+            .find("gate.yaml:8:") == 0);
+}
