@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
+#include <boost/json/value_stack.hpp>
+#include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <openssl/evp.h>
 
@@ -31,57 +34,267 @@ bool is_hex64(std::string_view s) {
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
-  for (char &c : out)
+  for (char& c : out)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
 }
 
-// ---- encode ----
+constexpr std::array<std::string_view, 12> k_fields = {"body",    "headers",  "key",         "latency_ms",
+                                                       "path",    "provider", "recorded_at", "replica",
+                                                       "request", "route",    "status",      "usage"};
 
-[[noreturn]] void unrecordable(const Entry &e, const std::string &what) {
+// ---- JSON with exact numbers ----
+
+// Boost 1.81 reads some 16- and 17-digit numbers as a neighbouring double,
+// so the shortest round-trip text encode writes would read back as another
+// number and no longer be canonical. Doubles are read here with
+// std::from_chars (correctly rounded) instead; everything else is what
+// boost::json::parse does.
+struct ExactNumbers {
+  static constexpr std::size_t max_object_size = boost::json::object::max_size();
+  static constexpr std::size_t max_array_size = boost::json::array::max_size();
+  static constexpr std::size_t max_key_size = boost::json::string::max_size();
+  static constexpr std::size_t max_string_size = boost::json::string::max_size();
+  using sv = boost::json::string_view;
+  using ec_t = boost::system::error_code;
+
+  boost::json::value_stack st;
+  std::string number; // the text of a number split across parts
+
+  ExactNumbers(unsigned char* temp, std::size_t size) : st({}, temp, size) {}
+
+  bool on_document_begin(ec_t&) { return true; }
+  bool on_document_end(ec_t&) { return true; }
+  bool on_object_begin(ec_t&) { return true; }
+  bool on_object_end(std::size_t n, ec_t&) { return st.push_object(n), true; }
+  bool on_array_begin(ec_t&) { return true; }
+  bool on_array_end(std::size_t n, ec_t&) { return st.push_array(n), true; }
+  bool on_key_part(sv s, std::size_t, ec_t&) { return st.push_chars(s), true; }
+  bool on_key(sv s, std::size_t, ec_t&) { return st.push_key(s), true; }
+  bool on_string_part(sv s, std::size_t, ec_t&) { return st.push_chars(s), true; }
+  bool on_string(sv s, std::size_t, ec_t&) { return st.push_string(s), true; }
+  bool on_number_part(sv s, ec_t&) { return number.append(s.data(), s.size()), true; }
+  bool on_int64(std::int64_t i, sv, ec_t&) { return number.clear(), st.push_int64(i), true; }
+  bool on_uint64(std::uint64_t u, sv, ec_t&) { return number.clear(), st.push_uint64(u), true; }
+  bool on_double(double d, sv s, ec_t&) {
+    number.append(s.data(), s.size());
+    double exact = 0;
+    auto [end, err] = std::from_chars(number.data(), number.data() + number.size(), exact);
+    // Out of range (1e999) keeps Boost's value: not finite, so never canonical.
+    if (err == std::errc() && end == number.data() + number.size()) d = exact;
+    number.clear();
+    st.push_double(d);
+    return true;
+  }
+  bool on_bool(bool b, ec_t&) { return st.push_bool(b), true; }
+  bool on_null(ec_t&) { return st.push_null(), true; }
+  bool on_comment_part(sv, ec_t&) { return true; }
+  bool on_comment(sv, ec_t&) { return true; }
+};
+
+// One JSON text, nothing after it; values are allocated from `sp`.
+boost::json::value parse_exact(std::string_view text, boost::json::storage_ptr sp,
+                               boost::system::error_code& ec) {
+  unsigned char temp[1024];
+  boost::json::basic_parser<ExactNumbers> p(boost::json::parse_options{}, temp, sizeof temp);
+  p.handler().st.reset(std::move(sp));
+  std::size_t n = p.write_some(false, text.data(), text.size(), ec);
+  if (!ec && n != text.size()) ec = boost::json::error::extra_data;
+  if (ec) return nullptr;
+  return p.handler().st.release();
+}
+
+// ---- the JSON line ----
+
+[[noreturn]] void unrecordable(const Entry& e, const std::string& what) {
   throw_bad_input("cannot record cache entry " + e.key + ": " + what);
 }
 
-void append_text(const Entry &e, const char *field, std::string_view value, std::string &out) {
-  std::string clean = redact(value);
-  if (!valid_utf8(clean)) unrecordable(e, std::string("field ") + field + " is not valid UTF-8");
-  json::append_quoted(clean, out);
-}
+// Where encode's JSON line goes: appended to the file being written...
+struct Append {
+  std::string& out;
+  void field(std::size_t) {}
+  void lit(std::string_view s) { out += s; }
+  void quoted(std::string_view s) { json::append_quoted(s, out); }
+};
 
-void append_json_text(const Entry &e, const char *field, const std::string &text, std::string &out) {
-  if (text.empty()) {
-    out += "null";
-    return;
+// ...or compared with the line decode read, without building a copy (that
+// copy, a character at a time, cost as much again as the parse). Quoting
+// here must agree with json::append_quoted, which encode uses: if it did not,
+// decode would reject encode's own output, which the round-trip tests catch.
+struct Match {
+  std::string_view line;
+  std::size_t pos = 0;
+  std::size_t current = 0; // index in k_fields of the field being compared
+  bool ok = true;
+
+  void field(std::size_t i) {
+    if (ok) current = i;
   }
-  boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(text, ec);
-  if (ec) unrecordable(e, std::string("field ") + field + " is not JSON (" + ec.message() + ")");
-  out += redact(json::canonical(v));
-}
+  void lit(std::string_view s) {
+    if (ok && line.substr(pos, s.size()) == s)
+      pos += s.size();
+    else
+      ok = false;
+  }
+  void quoted(std::string_view s) {
+    static constexpr char k_hex[] = "0123456789abcdef";
+    lit("\"");
+    if (!ok) return;
+    const char* p = line.data() + pos;
+    const char* const end = line.data() + line.size();
+    for (std::size_t i = 0; i < s.size();) {
+      // Eight bytes at a time while they agree and need no escape: this
+      // check runs on every entry served, over a kilobyte of body.
+      while (s.size() - i >= 8 && end - p >= 8) {
+        std::uint64_t want = 0, got = 0;
+        std::memcpy(&want, s.data() + i, 8);
+        std::memcpy(&got, p, 8);
+        if (want != got || needs_escape(want)) break;
+        i += 8;
+        p += 8;
+      }
+      if (i == s.size()) break;
+      auto c = static_cast<unsigned char>(s[i++]);
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        if (p == end || static_cast<unsigned char>(*p) != c) return fail();
+        ++p;
+        continue;
+      }
+      char esc[6] = {'\\', static_cast<char>(c), 0, 0, 0, 0};
+      std::size_t n = 2;
+      switch (c) {
+      case '"':
+      case '\\': break;
+      case '\n': esc[1] = 'n'; break;
+      case '\r': esc[1] = 'r'; break;
+      case '\t': esc[1] = 't'; break;
+      case '\b': esc[1] = 'b'; break;
+      case '\f': esc[1] = 'f'; break;
+      default:
+        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = k_hex[c >> 4], esc[5] = k_hex[c & 0xf];
+        n = 6;
+      }
+      if (static_cast<std::size_t>(end - p) < n || std::memcmp(p, esc, n) != 0) return fail();
+      p += n;
+    }
+    pos = static_cast<std::size_t>(p - line.data());
+    lit("\"");
+  }
+  void fail() { ok = false; }
 
-void append_headers(const Entry &e, std::string &out) {
-  std::vector<std::pair<std::string, std::string>> kept;
-  for (const auto &[name, value] : e.headers) {
-    if (!header_allowed(name)) continue;
+  // Whether any of the eight bytes is below 0x20, '"' or '\\' (the
+  // classic has-zero-byte / has-less-than tests, exact for any input).
+  static bool needs_escape(std::uint64_t w) {
+    constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+    std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
+    return (below_space | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'))) != 0;
+  }
+};
+
+// Writes the JSON line of `e` to `sink`, with `request` and `route` given
+// already canonical ("" for null). Recording (encode) redacts every text and
+// refuses text that is not UTF-8. Checking (decode) takes the decoded
+// strings as they are: they came out of the file, are valid UTF-8, and what
+// redact() would change depends on the secrets this process happens to
+// know, not on the file.
+template <class Sink> class LineWriter {
+public:
+  LineWriter(const Entry& e, bool recording, Sink& sink) : e_(e), recording_(recording), sink_(sink) {}
+
+  void write(std::string_view request, std::string_view route) {
+    field(0);
+    text("body", e_.body);
+    field(1);
+    headers();
+    // The key is a hash computed here, never upstream text; redacting a
+    // chance match of a secret's last 8 characters would only corrupt it.
+    field(2);
+    sink_.quoted(e_.key);
+    field(3);
+    std::string number;
+    json::append_number(std::isfinite(e_.latency_ms) ? e_.latency_ms : 0.0, number);
+    sink_.lit(number);
+    field(4);
+    text("path", e_.path);
+    field(5);
+    text("provider", e_.provider);
+    field(6);
+    text("recorded_at", e_.recorded_at);
+    field(7);
+    sink_.lit(std::to_string(e_.replica));
+    field(8);
+    sink_.lit(request.empty() ? "null" : request);
+    field(9);
+    sink_.lit(route.empty() ? "null" : route);
+    field(10);
+    sink_.lit(std::to_string(e_.status));
+    field(11);
+    if (e_.usage) {
+      sink_.lit("{\"completion_tokens\":" + std::to_string(e_.usage->second) +
+                ",\"prompt_tokens\":" + std::to_string(e_.usage->first) + "}");
+    } else {
+      sink_.lit("null");
+    }
+    sink_.lit("}");
+  }
+
+private:
+  const Entry& e_;
+  bool recording_;
+  Sink& sink_;
+
+  void field(std::size_t i) {
+    // The separator still belongs to the field before: "12.50" where 12.5 is
+    // due fails on the ',' and is the latency's fault, not the path's.
+    sink_.lit(i == 0 ? "{\"" : ",\"");
+    sink_.field(i);
+    sink_.lit(k_fields[i]);
+    sink_.lit("\":");
+  }
+
+  void text(const char* field, const std::string& value) {
+    if (!recording_) return sink_.quoted(value);
     std::string clean = redact(value);
-    // An optional header is not worth failing a recording over.
-    if (!valid_utf8(clean)) continue;
-    kept.emplace_back(lowercase(name), std::move(clean));
+    if (!valid_utf8(clean)) unrecordable(e_, std::string("field ") + field + " is not valid UTF-8");
+    sink_.quoted(clean);
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-  out.push_back('{');
-  for (std::size_t i = 0; i < kept.size();) {
-    std::string value = kept[i].second;
-    std::size_t j = i + 1;
-    for (; j < kept.size() && kept[j].first == kept[i].first; ++j)
-      value += ", " + kept[j].second;
-    if (i > 0) out.push_back(',');
-    json::append_quoted(kept[i].first, out);
-    out.push_back(':');
-    json::append_quoted(value, out);
-    i = j;
+
+  void headers() {
+    std::vector<std::pair<std::string, std::string>> kept;
+    for (const auto& [name, value] : e_.headers) {
+      if (!header_allowed(name)) continue;
+      std::string clean = recording_ ? redact(value) : value;
+      // An optional header is not worth failing a recording over.
+      if (!valid_utf8(clean)) continue;
+      kept.emplace_back(lowercase(name), std::move(clean));
+    }
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    sink_.lit("{");
+    for (std::size_t i = 0; i < kept.size();) {
+      std::string value = kept[i].second;
+      std::size_t j = i + 1;
+      for (; j < kept.size() && kept[j].first == kept[i].first; ++j)
+        value += ", " + kept[j].second;
+      if (i > 0) sink_.lit(",");
+      sink_.quoted(kept[i].first);
+      sink_.lit(":");
+      sink_.quoted(value);
+      i = j;
+    }
+    sink_.lit("}");
   }
-  out.push_back('}');
+};
+
+// The canonical, redacted form of a `request` or `route` text ("" for none).
+std::string canonical_json_text(const Entry& e, const char* field, const std::string& text) {
+  if (text.empty()) return {};
+  boost::system::error_code ec;
+  boost::json::value v = parse_exact(text, {}, ec);
+  if (ec) unrecordable(e, std::string("field ") + field + " is not JSON (" + ec.message() + ")");
+  return redact(json::canonical(v));
 }
 
 // ---- decode ----
@@ -90,7 +303,7 @@ void append_headers(const Entry &e, std::string &out) {
 // entry it serves, so this avoids the per-call digest lookup and strings of
 // gate::sha256_hex.
 bool digest_matches(std::string_view data, std::string_view hex) {
-  static EVP_MD *const k_sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  static EVP_MD* const k_sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (k_sha256 == nullptr || EVP_Digest(data.data(), data.size(), digest, &len, k_sha256, nullptr) != 1 ||
@@ -115,7 +328,7 @@ std::string check_version(std::string_view v) {
 
 // Splits `bytes` into the checksummed part and the checksum line, or says
 // why it cannot. Nothing here looks inside the JSON.
-std::string check_frame(std::string_view bytes, std::string_view &covered, std::string_view &json_line) {
+std::string check_frame(std::string_view bytes, std::string_view& covered, std::string_view& json_line) {
   if (bytes.empty()) return "empty file";
   std::size_t nl1 = bytes.find('\n');
   std::string_view first = bytes.substr(0, nl1);
@@ -147,40 +360,40 @@ std::string check_frame(std::string_view bytes, std::string_view &covered, std::
 }
 
 struct Fields {
-  const boost::json::object &o;
+  const boost::json::object& o;
   std::string reason;
 
-  const boost::json::value *get(std::string_view name) {
+  const boost::json::value* get(std::string_view name) {
     if (!reason.empty()) return nullptr;
-    const auto *v = o.if_contains(boost::json::string_view(name.data(), name.size()));
+    const auto* v = o.if_contains(boost::json::string_view(name.data(), name.size()));
     if (v == nullptr) reason = "missing field " + std::string(name);
     return v;
   }
-  void wrong(std::string_view name, const char *expected) {
+  void wrong(std::string_view name, const char* expected) {
     reason = "field " + std::string(name) + " must be " + expected;
   }
-  void text(std::string_view name, std::string &out) {
-    const auto *v = get(name);
+  void text(std::string_view name, std::string& out) {
+    const auto* v = get(name);
     if (v == nullptr) return;
     if (!v->is_string()) return wrong(name, "a string");
     out.assign(v->get_string().data(), v->get_string().size());
   }
-  std::optional<std::int64_t> integer(const boost::json::value &v) {
+  std::optional<std::int64_t> integer(const boost::json::value& v) {
     if (v.is_int64()) return v.get_int64();
     if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
       return static_cast<std::int64_t>(v.get_uint64());
     return std::nullopt;
   }
-  void small_int(std::string_view name, int &out) {
-    const auto *v = get(name);
+  void small_int(std::string_view name, int& out) {
+    const auto* v = get(name);
     if (v == nullptr) return;
     auto i = integer(*v);
     if (!i || *i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max())
       return wrong(name, "an integer");
     out = static_cast<int>(*i);
   }
-  void number(std::string_view name, double &out) {
-    const auto *v = get(name);
+  void number(std::string_view name, double& out) {
+    const auto* v = get(name);
     if (v == nullptr) return;
     if (v->is_double())
       out = v->get_double();
@@ -189,39 +402,44 @@ struct Fields {
     else
       wrong(name, "a number");
   }
-  void json_text(std::string_view name, std::string &out) {
-    const auto *v = get(name);
+  void json_text(std::string_view name, std::string& out) {
+    const auto* v = get(name);
     if (v == nullptr) return;
     out.clear();
     if (!v->is_null()) json::append_canonical(*v, out);
   }
-  void headers(std::vector<std::pair<std::string, std::string>> &out) {
-    const auto *v = get("headers");
+  void headers(std::vector<std::pair<std::string, std::string>>& out) {
+    const auto* v = get("headers");
     if (v == nullptr) return;
     if (!v->is_object()) return wrong("headers", "an object");
-    for (const auto &kv : v->get_object()) {
+    for (const auto& kv : v->get_object()) {
       if (!kv.value().is_string()) return wrong("headers", "an object of strings");
-      out.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
+      std::string_view name(kv.key().data(), kv.key().size());
+      // Not only a canonical-form matter: a header off the list may carry a
+      // credential, and must never be served even from a checksummed file.
+      if (!header_allowed(name)) {
+        reason = "header ";
+        json::append_quoted(utf8_prefix(name, 64), reason);
+        reason += " is not on the allow-list";
+        return;
+      }
+      out.emplace_back(std::string(name), std::string(kv.value().get_string()));
     }
     std::sort(out.begin(), out.end());
   }
-  void usage(std::optional<std::pair<std::int64_t, std::int64_t>> &out) {
-    const auto *v = get("usage");
+  void usage(std::optional<std::pair<std::int64_t, std::int64_t>>& out) {
+    const auto* v = get("usage");
     if (v == nullptr || v->is_null()) return;
-    const auto *u = v->if_object();
+    const auto* u = v->if_object();
     if (u == nullptr || u->size() != 2) return wrong("usage", "null or {completion_tokens, prompt_tokens}");
-    const auto *p = u->if_contains("prompt_tokens");
-    const auto *c = u->if_contains("completion_tokens");
+    const auto* p = u->if_contains("prompt_tokens");
+    const auto* c = u->if_contains("completion_tokens");
     std::optional<std::int64_t> pi = p ? integer(*p) : std::nullopt;
     std::optional<std::int64_t> ci = c ? integer(*c) : std::nullopt;
     if (!pi || !ci) return wrong("usage", "null or {completion_tokens, prompt_tokens}");
     out = std::make_pair(*pi, *ci);
   }
 };
-
-constexpr std::array<std::string_view, 12> k_fields = {"body",    "headers",  "key",         "latency_ms",
-                                                       "path",    "provider", "recorded_at", "replica",
-                                                       "request", "route",    "status",      "usage"};
 
 } // namespace
 
@@ -234,46 +452,16 @@ bool header_allowed(std::string_view lowercase_name) {
   return std::find(k_allowed.begin(), k_allowed.end(), name) != k_allowed.end();
 }
 
-std::string encode(const Entry &e) {
-  std::string j;
-  j.reserve(256 + e.body.size() + e.request.size() + e.route.size());
-  j += "{\"body\":";
-  append_text(e, "body", e.body, j);
-  j += ",\"headers\":";
-  append_headers(e, j);
-  // The key is a hash computed here, never upstream text; redacting a chance
-  // match of a secret's last 8 characters would only corrupt it.
-  j += ",\"key\":";
-  json::append_quoted(e.key, j);
-  j += ",\"latency_ms\":";
-  json::append_number(std::isfinite(e.latency_ms) ? e.latency_ms : 0.0, j);
-  j += ",\"path\":";
-  append_text(e, "path", e.path, j);
-  j += ",\"provider\":";
-  append_text(e, "provider", e.provider, j);
-  j += ",\"recorded_at\":";
-  append_text(e, "recorded_at", e.recorded_at, j);
-  j += ",\"replica\":" + std::to_string(e.replica);
-  j += ",\"request\":";
-  append_json_text(e, "request", e.request, j);
-  j += ",\"route\":";
-  append_json_text(e, "route", e.route, j);
-  j += ",\"status\":" + std::to_string(e.status);
-  j += ",\"usage\":";
-  if (e.usage) {
-    j += "{\"completion_tokens\":" + std::to_string(e.usage->second) +
-         ",\"prompt_tokens\":" + std::to_string(e.usage->first) + "}";
-  } else {
-    j += "null";
-  }
-  j += "}";
-
+std::string encode(const Entry& e) {
+  const std::string request = canonical_json_text(e, "request", e.request);
+  const std::string route = canonical_json_text(e, "route", e.route);
   std::string out;
-  out.reserve(j.size() + 100);
+  out.reserve(300 + e.body.size() + request.size() + route.size());
   out += k_magic_prefix;
   out += std::to_string(k_format_version);
   out += '\n';
-  out += j;
+  Append sink{out};
+  LineWriter<Append>(e, true, sink).write(request, route);
   out += '\n';
   std::string sum = sha256_hex(out);
   out += k_checksum_prefix;
@@ -293,14 +481,13 @@ DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   unsigned char arena[8192];
   boost::json::monotonic_resource mr(arena, sizeof arena);
   boost::system::error_code ec;
-  boost::json::value v =
-      boost::json::parse(boost::json::string_view(json_line.data(), json_line.size()), ec, &mr);
+  boost::json::value v = parse_exact(json_line, &mr, ec);
   if (ec || !v.is_object()) {
     r.reason = "invalid JSON";
     return r;
   }
-  const auto &o = v.get_object();
-  for (const auto &kv : o) {
+  const auto& o = v.get_object();
+  for (const auto& kv : o) {
     std::string_view name(kv.key().data(), kv.key().size());
     if (std::find(k_fields.begin(), k_fields.end(), name) == k_fields.end()) {
       r.reason = "unknown field " + std::string(name);
@@ -326,6 +513,18 @@ DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   f.usage(e.usage);
   if (!f.reason.empty()) {
     r.reason = std::move(f.reason);
+    return r;
+  }
+  // Only what encode writes is accepted, byte for byte: whitespace, key
+  // order, escapes, number spelling, header case or order, or a number that
+  // does not survive a read (a 100-digit integer) would each make the
+  // entry's bytes depend on who rewrote it last. `request` and `route` are
+  // already canonical here, and with exact numbers canonical text reads back
+  // to itself, so they need no second parse.
+  Match match{json_line};
+  LineWriter<Match>(e, false, match).write(e.request, e.route);
+  if (!match.ok || match.pos != json_line.size()) {
+    r.reason = "not in canonical form (field " + std::string(k_fields[match.current]) + ")";
     return r;
   }
   r.entry = std::move(e);

@@ -26,9 +26,13 @@ namespace gate::cache {
 // `request` and `route` hold the canonical form of Entry::request/route;
 // null stands for an empty string. Header names are lowercase, sorted, and
 // only those header_allowed() accepts; a repeated name is joined with ", ".
-// A reader rejects anything else: wrong magic, a future or unknown version,
-// a checksum mismatch, a truncated or empty file, a key that is not the
-// file's name, a missing, mistyped or unknown field.
+// Numbers are read exactly (correctly rounded), so canonical text reads back
+// to itself. A reader rejects anything else: wrong magic, a future or
+// unknown version, a checksum mismatch, a truncated or empty file, a key
+// that is not the file's name, a missing, mistyped or unknown field, a
+// header off the allow-list, and a JSON line that is not byte for byte the
+// one encode would write for what was read (reason "not in canonical form
+// (field F)", F the first field that differs).
 struct Entry {
   std::string key; // hex sha256, equals the file name
   std::string provider;
@@ -51,7 +55,7 @@ inline constexpr int k_format_version = 1;
 // header list through header_allowed(). A non-finite latency is stored as 0.
 // Throws Error(bad_input) naming the key when `request` or `route` is not
 // JSON or a text field is not valid UTF-8: such an entry could never be read.
-std::string encode(const Entry &e);
+std::string encode(const Entry& e);
 
 // Why an entry could not be read; empty `reason` means ok.
 struct DecodeResult {

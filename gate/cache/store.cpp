@@ -1,11 +1,14 @@
 #include <gate/cache/store.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <unordered_set>
 
@@ -30,8 +33,8 @@ public:
   ~Fd() {
     if (fd_ >= 0) ::close(fd_);
   }
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
 
@@ -85,7 +88,7 @@ std::string display(std::string_view path) {
   return redact(out);
 }
 
-void check_key(const std::string &key) {
+void check_key(const std::string& key) {
   if (!is_key(key))
     throw_bad_input("invalid cache key \"" + display(utf8_prefix(key, 80)) +
                     "\": expected 64 lowercase hex digits");
@@ -94,7 +97,7 @@ void check_key(const std::string &key) {
 // Opens a directory without following a symlink; -1 with errno set
 // otherwise. Linux reports a symlink under O_DIRECTORY as ENOTDIR: it is
 // told apart here as ELOOP so that the reason can say "symlink refused".
-int open_dir_at(int dirfd, const char *name) {
+int open_dir_at(int dirfd, const char* name) {
   int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOTDIR) {
     struct stat st {};
@@ -106,17 +109,11 @@ int open_dir_at(int dirfd, const char *name) {
   return fd;
 }
 
-// Reads the regular file `name` in `dirfd` without following a symlink or
-// blocking on a FIFO. Returns 0 or an errno; `why` says what was wrong.
-int read_entry_at(int dirfd, const char *name, std::string &out, std::string &why) {
-  Fd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) {
-    int err = errno;
-    why = err == ELOOP ? std::string(k_symlink_refused) : "cannot read: " + errno_text(err);
-    return err;
-  }
+// Reads the open file `fd` if it is a regular file. Returns 0 or an errno;
+// `why` says what was wrong.
+int read_open_entry(int fd, std::string& out, std::string& why) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(fd, &st) != 0) {
     int err = errno;
     why = "cannot read: " + errno_text(err);
     return err;
@@ -125,11 +122,16 @@ int read_entry_at(int dirfd, const char *name, std::string &out, std::string &wh
     why = "not a regular file";
     return EINVAL;
   }
-  out.resize(static_cast<std::size_t>(st.st_size));
+  // Asking for one byte more than fstat's size makes the usual case a single
+  // read(): a regular file reads short only at its end, so stopping exactly
+  // at that size is the whole file, while getting the extra byte means it
+  // grew since fstat and the rest is read too. A truncated file ends early
+  // (read() returns 0) and decode() rejects it.
+  const auto size = static_cast<std::size_t>(st.st_size);
+  out.resize(size + 1);
   std::size_t used = 0;
   for (;;) {
-    if (used == out.size()) out.resize(out.size() + 4096);
-    ssize_t n = ::read(fd.get(), out.data() + used, out.size() - used);
+    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
@@ -138,9 +140,23 @@ int read_entry_at(int dirfd, const char *name, std::string &out, std::string &wh
     }
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
+    if (used == size) break;
+    if (used == out.size()) out.resize(out.size() * 2);
   }
   out.resize(used);
   return 0;
+}
+
+// Reads the regular file `name` in `dirfd` without following a symlink or
+// blocking on a FIFO. Returns 0 or an errno; `why` says what was wrong.
+int read_entry_at(int dirfd, const char* name, std::string& out, std::string& why) {
+  Fd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    why = err == ELOOP ? std::string(k_symlink_refused) : "cannot read: " + errno_text(err);
+    return err;
+  }
+  return read_open_entry(fd.get(), out, why);
 }
 
 // Everything found under the root, classified without following a symlink.
@@ -168,12 +184,12 @@ std::vector<std::string> list_dir(int dirfd) {
   // fdopendir takes over its descriptor; give it one of its own.
   int own = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (own < 0) return names;
-  DIR *dir = ::fdopendir(own);
+  DIR* dir = ::fdopendir(own);
   if (dir == nullptr) {
     ::close(own);
     return names;
   }
-  while (const dirent *d = ::readdir(dir)) {
+  while (const dirent* d = ::readdir(dir)) {
     std::string_view name = d->d_name;
     if (name != "." && name != "..") names.emplace_back(name);
   }
@@ -181,8 +197,8 @@ std::vector<std::string> list_dir(int dirfd) {
   return names;
 }
 
-void walk_shard(int rootfd, const std::string &shard, const std::string &shard_path,
-                std::vector<Item> &items) {
+void walk_shard(int rootfd, const std::string& shard, const std::string& shard_path,
+                std::vector<Item>& items) {
   Fd dir(open_dir_at(rootfd, shard.c_str()));
   if (!dir) {
     int err = errno;
@@ -192,7 +208,7 @@ void walk_shard(int rootfd, const std::string &shard, const std::string &shard_p
     return;
   }
   std::string bytes;
-  for (const std::string &name : list_dir(dir.get())) {
+  for (const std::string& name : list_dir(dir.get())) {
     std::string path = shard_path + "/" + name;
     struct stat st {};
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue; // gone meanwhile
@@ -237,7 +253,7 @@ void walk_shard(int rootfd, const std::string &shard, const std::string &shard_p
   }
 }
 
-std::vector<Item> walk(const fs::path &root) {
+std::vector<Item> walk(const fs::path& root) {
   std::vector<Item> items;
   Fd rootfd(open_dir_at(AT_FDCWD, root.c_str()));
   if (!rootfd) {
@@ -246,7 +262,7 @@ std::vector<Item> walk(const fs::path &root) {
     throw_cannot_run("cannot read cache directory " + display(root.string()) + ": " +
                      (err == ELOOP ? "it is a symlink" : errno_text(err)));
   }
-  for (const std::string &name : list_dir(rootfd.get())) {
+  for (const std::string& name : list_dir(rootfd.get())) {
     std::string path = (root / name).string();
     struct stat st {};
     if (::fstatat(rootfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
@@ -259,11 +275,11 @@ std::vector<Item> walk(const fs::path &root) {
       walk_shard(rootfd.get(), name, path, items);
     }
   }
-  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.path < b.path; });
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.path < b.path; });
   return items;
 }
 
-void check_root(const fs::path &root) {
+void check_root(const fs::path& root) {
   struct stat st {};
   if (::lstat(root.c_str(), &st) != 0) return;
   if (S_ISLNK(st.st_mode))
@@ -272,32 +288,57 @@ void check_root(const fs::path &root) {
     throw_cannot_run("cache directory " + display(root.string()) + " exists but is not a directory");
 }
 
-std::size_t shard_index(const std::string &key) {
-  auto nibble = [](char c) { return static_cast<std::size_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
-  return nibble(key[0]) * 16 + nibble(key[1]);
+// Set once openat2() turned out to be unavailable (an old kernel, a seccomp
+// filter): get() then always takes the path walk.
+std::atomic<bool> g_no_openat2{false};
+
+// Opens <key[0:2]>/<key>.entry below `rootfd` in one call, refusing a symlink
+// at either level as read_entry_at() would, and never blocking on a FIFO.
+// Returns the descriptor or -errno.
+int open_entry_beneath(int rootfd, const std::string& key) {
+  char rel[2 + 1 + 64 + k_entry_suffix.size() + 1];
+  rel[0] = key[0];
+  rel[1] = key[1];
+  rel[2] = '/';
+  std::memcpy(rel + 3, key.data(), 64);
+  std::memcpy(rel + 3 + 64, k_entry_suffix.data(), k_entry_suffix.size());
+  rel[sizeof rel - 1] = '\0';
+  open_how how{};
+  how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
+  return fd >= 0 ? static_cast<int>(fd) : -errno;
 }
 
-} // namespace
-
-Store::Store(fs::path root) : root_(std::move(root)), dir_made_(256, false) {
-  std::string s = root_.string();
-  if (s.empty()) throw_bad_input("the cache directory is empty");
-  // "dir/" would make lstat follow a symlink named dir.
-  while (s.size() > 1 && s.back() == '/')
-    s.pop_back();
-  root_ = s;
-  check_root(root_);
+// The root's descriptor for get(), opened on first use. Not cached while the
+// root cannot be opened: put() may create it later.
+std::shared_ptr<const int> shared_root_fd(std::mutex& mutex, std::shared_ptr<const int>& cached,
+                                          const fs::path& root) {
+  std::lock_guard lock(mutex);
+  if (cached) return cached;
+  int fd = open_dir_at(AT_FDCWD, root.c_str());
+  if (fd < 0) return nullptr;
+  // Concurrent get()s may still use a descriptor being dropped: whoever
+  // holds the last reference closes it.
+  cached = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  return cached;
 }
 
-fs::path Store::path_for(const std::string &key) const {
-  check_key(key);
-  return root_ / key.substr(0, 2) / (key + std::string(k_entry_suffix));
+// A directory removed (a user clearing the cache mid-run) keeps its open
+// descriptors but holds nothing any more; its replacement must be opened.
+bool removed(int dirfd) {
+  struct stat st {};
+  return ::fstat(dirfd, &st) == 0 && st.st_nlink == 0;
 }
 
-Lookup Store::get(const std::string &key) const {
-  check_key(key);
+// get() by walking the path, one level at a time: the fallback for when the
+// one-call open fails, and the source of its exact reasons.
+Lookup get_by_path(const fs::path& root, const std::string& key) {
   Lookup out;
-  fs::path shard = root_ / key.substr(0, 2);
+  fs::path shard = root / key.substr(0, 2);
   Fd dir(open_dir_at(AT_FDCWD, shard.c_str()));
   if (!dir) {
     int err = errno;
@@ -326,7 +367,64 @@ Lookup Store::get(const std::string &key) const {
   return out;
 }
 
-void Store::make_shard_dir(const std::string &key) {
+std::size_t shard_index(const std::string& key) {
+  auto nibble = [](char c) { return static_cast<std::size_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
+  return nibble(key[0]) * 16 + nibble(key[1]);
+}
+
+} // namespace
+
+Store::Store(fs::path root) : root_(std::move(root)), dir_made_(256, false) {
+  std::string s = root_.string();
+  if (s.empty()) throw_bad_input("the cache directory is empty");
+  // "dir/" would make lstat follow a symlink named dir.
+  while (s.size() > 1 && s.back() == '/')
+    s.pop_back();
+  root_ = s;
+  check_root(root_);
+}
+
+fs::path Store::path_for(const std::string& key) const {
+  check_key(key);
+  return root_ / key.substr(0, 2) / (key + std::string(k_entry_suffix));
+}
+
+// The hit path of a replay makes one open: openat2() below a cached root
+// descriptor with symlinks refused by the kernel, then fstat and read. No
+// path text is built unless something is wrong; whatever the one-call open
+// rejects is looked at again by get_by_path() for the exact reason.
+Lookup Store::get(const std::string& key) const {
+  check_key(key);
+  if (g_no_openat2.load(std::memory_order_relaxed)) return get_by_path(root_, key);
+  std::shared_ptr<const int> rootfd = shared_root_fd(dirs_mutex_, root_fd_, root_);
+  if (!rootfd) return get_by_path(root_, key);
+  int fd = open_entry_beneath(*rootfd, key);
+  if (fd < 0) {
+    if (fd == -ENOSYS || fd == -EPERM || fd == -EINVAL) g_no_openat2.store(true, std::memory_order_relaxed);
+    if (fd == -ENOENT) {
+      if (!removed(*rootfd)) return {};
+      std::lock_guard lock(dirs_mutex_);
+      if (root_fd_ == rootfd) root_fd_.reset();
+    }
+    return get_by_path(root_, key);
+  }
+  Fd file(fd);
+  Lookup out;
+  std::string bytes, why;
+  if (read_open_entry(file.get(), bytes, why) != 0) {
+    out.corrupt_reason = display(path_for(key).string()) + ": " + why;
+    return out;
+  }
+  DecodeResult r = decode(bytes, key);
+  if (!r.entry) {
+    out.corrupt_reason = display(path_for(key).string()) + ": " + r.reason;
+    return out;
+  }
+  out.entry = std::move(r.entry);
+  return out;
+}
+
+void Store::make_shard_dir(const std::string& key) {
   std::lock_guard lock(dirs_mutex_);
   std::size_t index = shard_index(key);
   if (dir_made_[index]) return;
@@ -354,7 +452,7 @@ void Store::make_shard_dir(const std::string &key) {
   dir_made_[index] = true;
 }
 
-void Store::put(const Entry &e) {
+void Store::put(const Entry& e) {
   check_key(e.key);
   const std::string bytes = encode(e);
   const fs::path target = path_for(e.key);
@@ -363,7 +461,7 @@ void Store::put(const Entry &e) {
     try {
       write_file_atomically(target, bytes);
       return;
-    } catch (const Error &) {
+    } catch (const Error&) {
       // The directory may have been deleted since it was made (a user
       // clearing the cache mid-run): make it again, once.
       struct stat st {};
@@ -375,7 +473,7 @@ void Store::put(const Entry &e) {
   }
 }
 
-bool Store::remove(const std::string &key) {
+bool Store::remove(const std::string& key) {
   check_key(key);
   fs::path shard = root_ / key.substr(0, 2);
   Fd dir(open_dir_at(AT_FDCWD, shard.c_str()));
@@ -388,7 +486,7 @@ bool Store::remove(const std::string &key) {
 
 Stats Store::stats() const {
   Stats s;
-  for (const Item &it : walk(root_)) {
+  for (const Item& it : walk(root_)) {
     switch (it.kind) {
     case Kind::entry:
       ++s.entries;
@@ -403,17 +501,17 @@ Stats Store::stats() const {
 
 std::vector<std::string> Store::verify() const {
   std::vector<std::string> out;
-  for (const Item &it : walk(root_))
+  for (const Item& it : walk(root_))
     if (it.kind == Kind::bad) out.push_back(display(it.path) + ": " + it.reason);
   return out;
 }
 
-std::size_t Store::prune(const std::vector<std::string> *keep, std::chrono::seconds temp_age) {
+std::size_t Store::prune(const std::vector<std::string>* keep, std::chrono::seconds temp_age) {
   std::unordered_set<std::string> kept;
   if (keep != nullptr) kept.insert(keep->begin(), keep->end());
   const auto now = std::chrono::system_clock::now();
   std::size_t removed = 0;
-  for (const Item &it : walk(root_)) {
+  for (const Item& it : walk(root_)) {
     bool drop = false;
     switch (it.kind) {
     case Kind::entry: drop = keep != nullptr && kept.count(it.key) == 0; break;

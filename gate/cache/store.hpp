@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -89,6 +90,8 @@ private:
   mutable std::mutex dirs_mutex_;
   bool root_made_ = false;             // guarded by dirs_mutex_
   mutable std::vector<bool> dir_made_; // 256 shard dirs created yet? guarded by dirs_mutex_
+  // get()'s descriptor of the root, opened on first use; guarded by dirs_mutex_
+  mutable std::shared_ptr<const int> root_fd_;
 };
 
 } // namespace gate::cache

@@ -35,13 +35,20 @@ std::string route_json(const results::Route& r) {
   return json::canonical(o);
 }
 
+// Every entry recorded through one route carries the same text: parse it
+// once per thread, not once per run.
 results::Route route_from_json(const std::string& text) {
+  thread_local std::string last_text;
+  thread_local results::Route last_route;
+  if (!last_text.empty() && text == last_text) return last_route;
   results::Route r;
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(text, ec);
   if (ec || !v.is_object()) return r;
   for (const auto& kv : v.get_object())
     if (kv.value().is_string()) r[std::string(kv.key())] = std::string(kv.value().get_string());
+  last_text = text;
+  last_route = r;
   return r;
 }
 
