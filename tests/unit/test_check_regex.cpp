@@ -308,3 +308,22 @@ TEST_CASE("regex: the largest allowed counts compile") {
   }()));
   CHECK(matches("^[a-z]{0,1000}$", "hello"));
 }
+
+TEST_CASE("regex: one Regex reused over many texts answers as a fresh one each time") {
+  // The lazily built DFA is kept between searches; its states must not
+  // carry anything from one text into the next (anchors, a final "\n",
+  // an overflowing state cache).
+  const char* patterns[] = {"^ab", "ab$", "(?m)^b", "\\bcat\\b", "x\\B", "(a|b)*a(a|b){11}c", "é+"};
+  const std::vector<std::string> texts = {"ab",       "ab\n", "cab",  "a\nb",        "the cat sat", "concat",
+                                          "xx",       "x y",  "é",    "abab\nbab\n", "",            "c",
+                                          std::string(3000, 'a') + "b" + std::string(11, 'a') + "c"};
+  for (const char* p : patterns) {
+    Regex reused(p, "test");
+    for (int round = 0; round < 3; ++round) {
+      for (const auto& t : texts) {
+        Regex fresh(p, "test");
+        CHECK_MESSAGE(reused.search(t) == fresh.search(t), p << " on " << t.substr(0, 20));
+      }
+    }
+  }
+}
