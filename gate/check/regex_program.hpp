@@ -6,8 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,21 +60,9 @@ struct Inst {
   std::uint32_t x = 0, y = 0; // unit: class index; split: x, y; jump: x
 };
 
-// A search's lazily built DFA (regex_search.cpp). Its states depend only on
-// the program, so it is kept between searches instead of rebuilt each time.
-class Runner;
-struct RunnerDeleter {
-  void operator()(Runner *r) const noexcept;
-};
-using RunnerPtr = std::unique_ptr<Runner, RunnerDeleter>;
-
 struct Program {
   std::vector<Inst> insts; // starts at 0, ends with match
   std::vector<Ranges> classes;
-  // Idle runners: a search takes one (or makes one) and gives it back, so
-  // concurrent searches never share a runner.
-  std::mutex pool_mutex;
-  std::vector<RunnerPtr> pool;
 };
 
 } // namespace gate::check::detail

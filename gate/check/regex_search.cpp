@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -47,29 +46,17 @@ constexpr std::int32_t k_matched = -2;
 constexpr std::size_t k_max_cached_states = 2048;
 constexpr std::size_t k_max_cached_bytes = 8u << 20;
 constexpr std::size_t k_max_rebuilds = 2;
-// A runner whose cache grew past this is dropped after its search rather
-// than pooled, so idle runners cost little memory; patterns that need more
-// rebuild their states per search, as every search once did.
-constexpr std::size_t k_max_pooled_bytes = 1u << 20;
 
-} // namespace
-
-namespace detail {
-
-// A DFA whose states are sets of NFA instructions (those about to run,
-// before empty transitions), built lazily from the NFA and kept across the
-// searches of one Regex (one search at a time).
+// One search: a DFA whose states are sets of NFA instructions (those about
+// to run, before empty transitions), built lazily from the NFA.
 class Runner {
 public:
   explicit Runner(const detail::Program &prog) : prog_(prog), mark_(prog.insts.size(), 0) {}
 
   bool search(std::string_view text) {
-    // The rebuild limit is per search; states kept from earlier searches
-    // stay valid as a state's transitions depend only on the program.
-    const std::size_t first_generation = generation_;
     std::int32_t s = intern({0}, Prev::start);
     for (std::size_t i = 0; i < text.size();) {
-      if (generation_ - first_generation >= k_max_rebuilds) {
+      if (generation_ >= k_max_rebuilds) {
         const State &st = states_[static_cast<std::size_t>(s)];
         return simulate(text, i, st.seeds, st.prev);
       }
@@ -93,8 +80,6 @@ public:
     const State &last = states_[static_cast<std::size_t>(s)];
     return closure(last.seeds, last.prev, Next::end);
   }
-
-  bool poolable() const { return cached_bytes_ <= k_max_pooled_bytes; }
 
 private:
   struct State {
@@ -219,29 +204,11 @@ private:
   std::size_t generation_ = 0;
 };
 
-void RunnerDeleter::operator()(Runner *r) const noexcept { delete r; }
-
-} // namespace detail
+} // namespace
 
 bool Regex::search(std::string_view text) const {
-  detail::Program &prog = *prog_;
-  detail::RunnerPtr runner;
-  {
-    std::lock_guard<std::mutex> lock(prog.pool_mutex);
-    if (!prog.pool.empty()) {
-      runner = std::move(prog.pool.back());
-      prog.pool.pop_back();
-    }
-  }
-  if (!runner) runner.reset(new detail::Runner(prog));
-  // A search cut short by bad_alloc drops its runner, whose cache may be
-  // half updated, instead of pooling it.
-  const bool found = runner->search(text);
-  if (runner->poolable()) {
-    std::lock_guard<std::mutex> lock(prog.pool_mutex);
-    prog.pool.push_back(std::move(runner));
-  }
-  return found;
+  Runner runner(*prog_);
+  return runner.search(text);
 }
 
 } // namespace gate::check
