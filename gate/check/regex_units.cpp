@@ -2,39 +2,17 @@
 
 #include <algorithm>
 
+#include <gate/util/text.hpp>
+
 namespace gate::check::detail {
 
 std::size_t decode_unit(std::string_view s, std::size_t i, std::uint32_t &unit) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  unit = k_invalid_unit + c;
-  if (c < 0x80) {
-    unit = c;
-    return 1;
-  }
-  std::size_t len;
-  std::uint32_t cp;
-  if ((c & 0xe0) == 0xc0) {
-    len = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    len = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 1;
-  }
-  if (i + len > s.size()) return 1;
-  for (std::size_t j = 1; j < len; ++j) {
-    const auto cc = static_cast<unsigned char>(s[i + j]);
-    if ((cc & 0xc0) != 0x80) return 1;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 1;
-  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 1;
-  unit = cp;
-  return len;
+  // An invalid byte is a unit of its own, outside the code point range, so
+  // that `.` and classes never match half a character.
+  const std::size_t len = decode_utf8(s, i, unit);
+  if (len != 0) return len;
+  unit = k_invalid_unit + static_cast<unsigned char>(s[i]);
+  return 1;
 }
 
 bool ranges_contain(const Ranges &r, std::uint32_t unit) {

@@ -1,9 +1,15 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace gate {
+
+// Decodes the UTF-8 sequence starting at s[i] into `cp` and returns its
+// length, or 0 when it is not a valid sequence (truncated, overlong,
+// surrogate, above U+10FFFF). The one decoder for validation and the regex.
+std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp);
 
 // True when `s` is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool valid_utf8(std::string_view s);
