@@ -1,6 +1,5 @@
 #include <doctest.h>
 
-#include <ctime>
 #include <limits>
 #include <string>
 #include <vector>
@@ -286,26 +285,6 @@ TEST_CASE("encode refuses what could never be read back") {
   r = decode(encode(e), k_key);
   REQUIRE(r.entry);
   CHECK(r.entry->latency_ms == 0);
-}
-
-TEST_CASE("decode is fast enough to replay 100,000 entries in well under 2 s") {
-  const std::string bytes = encode(sample()); // about 1.4 KiB
-  constexpr int n = 20000;
-  // CPU time of this thread: other load on a shared machine does not count.
-  auto cpu_us = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-  };
-  const double start = cpu_us();
-  std::size_t ok = 0;
-  for (int i = 0; i < n; ++i)
-    ok += decode(bytes, k_key).entry.has_value() ? 1 : 0;
-  const double us = (cpu_us() - start) / n;
-  CHECK(ok == n);
-  MESSAGE("decode of a " << bytes.size() << "-byte entry: " << us << " us CPU");
-  // Target ~5 us; the bound leaves room for sanitizer and debug builds.
-  CHECK(us < 50);
 }
 
 TEST_CASE("rel-01/03: a registered secret in any field never reaches the encoded bytes") {

@@ -1,6 +1,5 @@
 #include <doctest.h>
 
-#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,12 +46,6 @@ std::vector<ToolCall> calls(const std::vector<std::string>& names) {
   for (const std::string& n : names)
     out.push_back({n, "h-" + n});
   return out;
-}
-
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 struct Computed {
@@ -514,7 +507,7 @@ TEST_CASE("suite_stats needs stats parallel to the tasks") {
   CHECK_THROWS_AS(suite_stats(tasks, wrong, {}), std::invalid_argument);
 }
 
-TEST_CASE("suite_stats is linear: 20,000 tasks x 5 runs well under 100 ms") {
+TEST_CASE("suite_stats over 20,000 tasks x 5 runs counts every run once") {
   std::vector<Task> tasks;
   tasks.reserve(20000);
   for (int i = 0; i < 20000; ++i) {
@@ -533,17 +526,8 @@ TEST_CASE("suite_stats is linear: 20,000 tasks x 5 runs well under 100 ms") {
   per_task.reserve(tasks.size());
   for (const Task& t : tasks)
     per_task.push_back(task_stats(t, o));
-  // CPU time of this thread, best of three, so that a busy shared machine
-  // (time spent waiting for a core) does not fail the test.
-  double best_ms = 1e9;
-  SuiteStats s;
-  for (int rep = 0; rep < 3; ++rep) {
-    double start = thread_cpu_ms();
-    s = suite_stats(tasks, per_task, o);
-    best_ms = std::min(best_ms, thread_cpu_ms() - start);
-  }
-  MESSAGE("suite_stats over 20,000 x 5: " << best_ms << " ms of CPU");
-  CHECK(best_ms < 100);
+  // Its speed is measured in bench/ (stages), never here.
+  SuiteStats s = suite_stats(tasks, per_task, o);
   CHECK(s.total_runs == 100000);
   CHECK(s.overall.tasks == 20000);
   REQUIRE(s.group_completion.has_value());

@@ -1,7 +1,6 @@
 #include <doctest.h>
 
 #include <boost/json.hpp>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -427,7 +426,7 @@ TEST_CASE("write and read go through a file; a missing file is bad input") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("100,000 runs serialize in well under half a second") {
+TEST_CASE("100,000 runs serialize to one line per task") {
   Report r;
   r.schema = report::k_schema;
   r.suite = {"big", "1", std::string(64, '0')};
@@ -446,11 +445,6 @@ TEST_CASE("100,000 runs serialize in well under half a second") {
   r.task_stats.resize(r.tasks.size());
   // The realistic case: a key is registered, so every string is checked.
   gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
-  // CPU time, not wall time: the test machines are shared.
-  std::clock_t t0 = std::clock();
   std::string text = report::to_json(r);
-  double s = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
-  // Speed targets live in bench/, never in a test: this only reports it.
-  MESSAGE("100,000 runs: " << text.size() / 1000000.0 << " MB in " << s << " s of CPU");
   CHECK(std::count(text.begin(), text.end(), '\n') == 20000 + 14);
 }
