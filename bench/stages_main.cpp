@@ -32,6 +32,7 @@
 #include <gate/run/assemble.hpp>
 #include <gate/run/request.hpp>
 #include <gate/run/runner.hpp>
+#include <gate/run/select.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>

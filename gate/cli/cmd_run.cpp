@@ -1,3 +1,4 @@
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <gate/report/report.hpp>
 #include <gate/run/assemble.hpp>
 #include <gate/run/runner.hpp>
+#include <gate/run/select.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
@@ -32,11 +34,27 @@ void add_run_options(po::options_description& d) {
       "run only tasks whose id matches this glob (repeatable)")("sample", po::value<std::size_t>(),
                                                                 "run a seeded sample of N tasks")(
       "sample-seed", po::value<std::uint64_t>(), "seed for --sample (default 0)")(
+      "shard", po::value<std::string>(), "run only slice i of n (i/n, 1-based; by a hash of task id)")(
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output");
 }
 
 namespace {
+
+// "i/n" with both parts plain decimal integers; ranges are checked by
+// config::apply with the other overrides.
+config::Shard parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  auto number = [&](std::string_view part) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size())
+      throw Error(Exit::bad_input, "--shard: expected i/n such as 2/4, got \"" + text + "\"");
+    return v;
+  };
+  if (slash == std::string::npos) number({});
+  return {number(std::string_view(text).substr(0, slash)), number(std::string_view(text).substr(slash + 1))};
+}
 
 config::Overrides overrides_from(const po::variables_map& vm) {
   config::Overrides o;
@@ -46,6 +64,7 @@ config::Overrides overrides_from(const po::variables_map& vm) {
   if (vm.count("filter")) o.filter = vm["filter"].as<std::vector<std::string>>();
   if (vm.count("sample")) o.sample = vm["sample"].as<std::size_t>();
   if (vm.count("sample-seed")) o.sample_seed = vm["sample-seed"].as<std::uint64_t>();
+  if (vm.count("shard")) o.shard = parse_shard(vm["shard"].as<std::string>());
   if (vm.count("out")) o.out_dir = fs::path(vm["out"].as<std::string>());
   return o;
 }

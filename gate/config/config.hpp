@@ -57,6 +57,13 @@ struct Outputs {
   std::filesystem::path junit = "report.xml";   // "" = not written
 };
 
+// `--shard i/n`: slice i (1-based) of n. A task's slice is a hash of its id,
+// so adding a task moves no other task to another slice.
+struct Shard {
+  int index = 1;
+  int count = 1;
+};
+
 struct Config {
   std::filesystem::path file;  // the gate.yaml read; paths below are relative to its directory
   std::filesystem::path suite; // suite directory
@@ -75,6 +82,7 @@ struct Config {
   std::vector<std::string> filter;   // glob patterns on task id; any match selects
   std::optional<std::size_t> sample; // run a seeded sample of N tasks
   std::uint64_t sample_seed = 0;
+  std::optional<Shard> shard;        // run only this deterministic slice of the tasks
 
   // Where each effective value came from: "default", "gate.yaml:12",
   // "--runs", "default (CI set, no $OPENAI_API_KEY)". Keyed by the dotted
@@ -99,7 +107,7 @@ const std::vector<KeyInfo> &key_table();
 Config load(const std::filesystem::path &file);
 
 // Overrides given on the command line; each records its origin ("--runs",
-// "--concurrency", "--mode", "--filter", "--sample", "--sample-seed",
+// "--concurrency", "--mode", "--filter", "--sample", "--sample-seed", "--shard",
 // "--baseline", "--out-dir"). Paths are taken as given (relative to the
 // working directory). Values are checked against the same ranges as the file.
 struct Overrides {
@@ -109,6 +117,7 @@ struct Overrides {
   std::vector<std::string> filter;
   std::optional<std::size_t> sample;
   std::optional<std::uint64_t> sample_seed;
+  std::optional<Shard> shard;
   std::optional<std::filesystem::path> baseline;
   std::optional<std::filesystem::path> out_dir;
 };

@@ -60,6 +60,13 @@ void apply(Config &cfg, const Overrides &o) {
     cfg.sample_seed = *o.sample_seed;
     cfg.origin["sample_seed"] = "--sample-seed";
   }
+  if (o.shard) {
+    if (o.shard->count < 1 || o.shard->count > 1000 || o.shard->index < 1 || o.shard->index > o.shard->count)
+      throw Error(Exit::bad_input, "--shard: expected i/n with 1 <= i <= n <= 1000, got " +
+                                       std::to_string(o.shard->index) + "/" + std::to_string(o.shard->count));
+    cfg.shard = o.shard;
+    cfg.origin["shard"] = "--shard";
+  }
 }
 
 void resolve_defaults(Config &cfg) {
@@ -90,6 +97,9 @@ std::string show(const Config &cfg) {
     lines.emplace_back("sample: " + std::to_string(*cfg.sample), origin("sample"));
     lines.emplace_back("sample_seed: " + std::to_string(cfg.sample_seed), origin("sample_seed"));
   }
+  if (cfg.shard)
+    lines.emplace_back("shard: " + std::to_string(cfg.shard->index) + "/" + std::to_string(cfg.shard->count),
+                       origin("shard"));
   // Align the comments, but let a long value push only its own comment.
   std::size_t width = 0;
   for (const auto &[text, from] : lines)
@@ -117,6 +127,8 @@ boost::json::object to_json(const Config &cfg) {
       section.as_object()[key.substr(dot + 1)] = std::move(v);
     }
   }
+  // A partial report says which slice it holds; `gate merge` checks it.
+  if (cfg.shard) out["shard"] = {{"index", cfg.shard->index}, {"count", cfg.shard->count}};
   return out;
 }
 

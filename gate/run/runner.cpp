@@ -248,30 +248,6 @@ results::Route configured_route(const config::Config& c) {
   return r;
 }
 
-std::vector<const suite::Case*> select(const suite::Suite& s, const config::Config& c) {
-  std::vector<const suite::Case*> out;
-  for (const auto& cs : s.cases) {
-    bool keep = c.filter.empty();
-    for (const auto& pattern : c.filter)
-      keep = keep || glob_match(pattern, cs.id);
-    if (keep) out.push_back(&cs);
-  }
-  if (c.sample && *c.sample < out.size()) {
-    // Rank by a hash of (seed, id): the sample of a task does not depend on
-    // the suite's order or on which other tasks exist.
-    std::vector<std::pair<std::string, const suite::Case*>> ranked;
-    for (const auto* cs : out)
-      ranked.emplace_back(sha256_hex(std::to_string(c.sample_seed) + '\n' + cs->id), cs);
-    std::sort(ranked.begin(), ranked.end());
-    ranked.resize(*c.sample);
-    out.clear();
-    for (const auto& [h, cs] : ranked)
-      out.push_back(cs);
-    std::sort(out.begin(), out.end(), [&](const auto* a, const auto* b) { return a->line < b->line; });
-  }
-  return out;
-}
-
 Outcome execute(const Inputs& in, const Progress& progress) {
   Outcome outcome;
   const auto& cfg = *in.config;

@@ -60,10 +60,6 @@ Outcome execute(const Inputs& in, const Progress& progress);
 // hygiene"). Never holds the key.
 results::Route configured_route(const config::Config& c);
 
-// Selects cases by --filter globs (any match) and then --sample N (a seeded
-// sample that does not depend on the suite's order).
-std::vector<const suite::Case*> select(const suite::Suite& s, const config::Config& c);
-
 // Normalization used for answer consistency: trimmed, runs of whitespace
 // collapsed to one space.
 std::string normalize_answer(std::string_view answer);
