@@ -225,7 +225,7 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   v.removed = std::move(paired.removed);
   v.paired = static_cast<std::int64_t>(pairs.size());
 
-  detail::RouteDiff routes = detail::diff_routes(baseline.route, current.route, pairs);
+  detail::RouteDiff routes = detail::diff_routes(baseline, current, pairs);
   v.route_diff = routes.lines;
   if (!v.route_diff.empty()) v.warnings.push_back("routes differ: " + detail::join(v.route_diff, ", "));
   if (!suite_warning.empty()) v.warnings.push_back(suite_warning);

@@ -64,7 +64,7 @@ struct RouteDiff {
 // The configured routes compared, then the runs' own routes (each current
 // run against its task's first baseline run) for fields the configured
 // routes do not already show.
-RouteDiff diff_routes(const results::Route& baseline, const results::Route& current,
+RouteDiff diff_routes(const report::Report& baseline, const report::Report& current,
                       const std::vector<Pair>& pairs);
 
 // Adds a warning when `r` is incomplete.

@@ -118,7 +118,10 @@ std::string check_suites(const report::SuiteInfo& baseline, const report::SuiteI
   return "suite changed (" + join(short_form, ", ") + "): only the tasks in both reports are compared";
 }
 
-RouteDiff diff_routes(const Route& baseline, const Route& current, const std::vector<Pair>& pairs) {
+RouteDiff diff_routes(const report::Report& base_report, const report::Report& cur_report,
+                      const std::vector<Pair>& pairs) {
+  const Route& baseline = base_report.route;
+  const Route& current = cur_report.route;
   struct Change {
     std::string from, to;
     std::int64_t tasks = 0;
@@ -132,17 +135,18 @@ RouteDiff diff_routes(const Route& baseline, const Route& current, const std::ve
   std::vector<std::string> task_keys, run_keys;
   for (const Pair& p : pairs) {
     if (p.base->runs.empty()) continue;
-    const Route& ref = p.base->runs.front().route;
+    const Route& ref = report::route_of(base_report, p.base->runs.front());
     task_keys.clear();
     for (const Run& r : p.cur->runs) {
       // A task that is not route-polluted ran every run on its first run's
       // route: one map comparison per task instead of one per run.
       if (&r != &p.cur->runs.front() && !p.sa->route_polluted) break;
-      if (r.route == ref) continue;
+      const Route& route = report::route_of(cur_report, r);
+      if (route == ref) continue;
       run_keys.clear();
-      differing_keys(ref, r.route, run_keys);
+      differing_keys(ref, route, run_keys);
       for (const std::string& k : run_keys) {
-        if (!in_runs.count(k)) in_runs[k] = {route_value(ref, k), route_value(r.route, k), 0};
+        if (!in_runs.count(k)) in_runs[k] = {route_value(ref, k), route_value(route, k), 0};
         task_keys.push_back(k);
       }
     }

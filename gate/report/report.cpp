@@ -12,8 +12,6 @@ void compute(Report& r, const metrics::Options& o) {
   r.stats = metrics::suite_stats(r.tasks, r.task_stats, o);
 }
 
-Report read(const std::filesystem::path& file) { return from_json(read_file(file), file.string()); }
-
 void write(const Report& r, const std::filesystem::path& file) { write_file_atomically(file, to_json(r)); }
 
 } // namespace gate::report

@@ -26,6 +26,10 @@ struct Report {
   SuiteInfo suite;
   boost::json::value config;           // effective config (no secrets: key env var name and alias only)
   results::Route route;                // the configured route
+  // The route of every run whose own is empty, as read from a file that
+  // writes each run's route only where it differs ("runs_route", else
+  // "route"); empty = `route`. Use route_of().
+  results::Route runs_route;
   std::string started_at, finished_at; // ISO 8601 UTC; the only fields that differ between identical runs
   bool complete = true;                // false: interrupted or aborted; partial
   std::string incomplete_reason;
@@ -33,6 +37,12 @@ struct Report {
   std::vector<metrics::TaskStats> task_stats; // parallel to tasks
   metrics::SuiteStats stats;
 };
+
+// The route a run went through: its own, or the report's shared one.
+inline const results::Route& route_of(const Report& r, const results::Run& run) {
+  if (!run.route.empty()) return run.route;
+  return r.runs_route.empty() ? r.route : r.runs_route;
+}
 
 // Serializes with stable key order, one task per line, so a baseline's git
 // diff is reviewable. Doubles in shortest round-trip form.

@@ -290,7 +290,10 @@ void task_stats(const metrics::TaskStats& s, std::string& out) {
   out.push_back('}');
 }
 
-void run(const results::Run& r, std::string& out) {
+// `shared` is the route most runs used ("runs_route", else "route"): a run
+// that used it does not repeat it, which keeps a third of every run line
+// out of the file. An empty route (read from a report) is the shared one.
+void run(const results::Run& r, const results::Route& shared, std::string& out) {
   out += "{\"index\":";
   i64(r.index, out);
   out += ",\"passed\":";
@@ -309,6 +312,10 @@ void run(const results::Run& r, std::string& out) {
     boolean(c.passed, out);
     out += ",\"detail\":";
     str(c.detail, out);
+    if (!c.reason.empty()) {
+      out += ",\"reason\":";
+      str(c.reason, out);
+    }
     out.push_back('}');
   }
   out += "],\"answer\":";
@@ -331,8 +338,10 @@ void run(const results::Run& r, std::string& out) {
   i64(r.attempts, out);
   out += ",\"fingerprint\":";
   str(r.fingerprint, out);
-  out += ",\"route\":";
-  route(r.route, out);
+  if (!r.route.empty() && r.route != shared) {
+    out += ",\"route\":";
+    route(r.route, out);
+  }
   out += ",\"tool_calls\":[";
   for (std::size_t i = 0; i < r.tool_calls.size(); ++i) {
     if (i != 0) out.push_back(',');
@@ -342,7 +351,47 @@ void run(const results::Run& r, std::string& out) {
     str(r.tool_calls[i].arguments_sha256, out);
     out.push_back('}');
   }
-  out += "]}";
+  out.push_back(']');
+  // What only fresh, streamed or judged runs have; absent otherwise, so a
+  // replayed run's line stays short and older files read the same.
+  if (r.ttft_ms > 0) {
+    out += ",\"ttft_ms\":";
+    num(r.ttft_ms, out);
+  }
+  if (!r.attempt_log.empty()) {
+    out += ",\"attempt_log\":[";
+    for (std::size_t i = 0; i < r.attempt_log.size(); ++i) {
+      const results::Attempt& a = r.attempt_log[i];
+      if (i != 0) out.push_back(',');
+      out += "{\"status\":";
+      i64(a.status, out);
+      out += ",\"bucket\":";
+      str(a.bucket, out);
+      out += ",\"wait_ms\":";
+      num(a.wait_ms, out);
+      out += ",\"latency_ms\":";
+      num(a.latency_ms, out);
+      out += ",\"prompt_tokens\":";
+      i64(a.prompt_tokens, out);
+      out += ",\"completion_tokens\":";
+      i64(a.completion_tokens, out);
+      out += ",\"usage_known\":";
+      boolean(a.usage_known, out);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
+  if (r.judge_calls > 0) {
+    out += ",\"judge_calls\":";
+    i64(r.judge_calls, out);
+    out += ",\"judge_cache_hits\":";
+    i64(r.judge_cache_hits, out);
+    out += ",\"judge_prompt_tokens\":";
+    i64(r.judge_prompt_tokens, out);
+    out += ",\"judge_completion_tokens\":";
+    i64(r.judge_completion_tokens, out);
+  }
+  out.push_back('}');
 }
 
 // A generous guess of the output size so that the string grows once or
@@ -363,11 +412,35 @@ std::size_t estimate(const Report& r) {
   return n;
 }
 
+// The route most runs used. It is usually the configured one, but replayed
+// runs carry the route they were recorded through (another concurrency, say),
+// so it is found rather than assumed. Runs use one or two routes, so a short
+// list of the distinct ones is enough.
+const results::Route& runs_route(const Report& r) {
+  std::vector<std::pair<const results::Route*, std::size_t>> seen;
+  for (const auto& t : r.tasks)
+    for (const auto& run : t.runs) {
+      const results::Route& route = route_of(r, run);
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return *s.first == route; });
+      if (it == seen.end())
+        seen.emplace_back(&route, 1);
+      else
+        ++it->second;
+    }
+  if (seen.empty()) return r.route;
+  // Ties go to the configured route, then to the first seen: stable output.
+  const auto* best = &seen.front();
+  for (const auto& s : seen)
+    if (s.second > best->second || (s.second == best->second && *s.first == r.route)) best = &s;
+  return *best->first;
+}
+
 } // namespace
 
 std::string to_json(const Report& r) {
   if (r.task_stats.size() != r.tasks.size())
     throw std::logic_error("report::to_json: task_stats is not parallel to tasks; call compute() first");
+  const results::Route& shared = runs_route(r);
   std::string out;
   out.reserve(estimate(r));
   out += "{\n\"schema\": ";
@@ -384,6 +457,10 @@ std::string to_json(const Report& r) {
   value(r.config, out);
   out += ",\n\"route\": ";
   route(r.route, out);
+  if (shared != r.route) {
+    out += ",\n\"runs_route\": ";
+    route(shared, out);
+  }
   out += ",\n\"started_at\": ";
   str(r.started_at, out);
   out += ",\n\"finished_at\": ";
@@ -411,7 +488,7 @@ std::string to_json(const Report& r) {
     out += ",\"runs\":[";
     for (std::size_t j = 0; j < t.runs.size(); ++j) {
       if (j != 0) out.push_back(',');
-      run(t.runs[j], out);
+      run(t.runs[j], shared, out);
     }
     out += "]}";
   }

@@ -19,11 +19,26 @@ struct CheckResult {
   std::string label;
   bool passed = false;
   std::string detail;
+  // llm_judge only: the judge's reason, for a pass too (redacted, at most
+  // 500 bytes); `passed` is its verdict. Empty for other checks.
+  std::string reason;
 };
 
 struct ToolCall {
   std::string name;
   std::string arguments_sha256;
+};
+
+// One attempt of a fresh call (METRICS.md "Errors and tokens"): every
+// attempt is recorded, retried ones included, so their tokens are counted.
+struct Attempt {
+  int status = 0;           // HTTP status; 0: no answer (timeout, connection, TLS)
+  std::string bucket;       // "" for an answer, else a METRICS.md bucket
+  double wait_ms = 0;       // waited before it (backoff, retry-after, shared limiter)
+  double latency_ms = 0;    // request sent to response read
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  bool usage_known = false; // the attempt's response reported usage
 };
 
 // One run of one task.
@@ -43,8 +58,18 @@ struct Run {
   bool cache_hit = false;
   int attempts = 1;
   std::string fingerprint;           // request fingerprint (cache key without the replica)
-  Route route;
+  Route route;                      // empty when read from a report: the report's route (report-schema.md)
   std::vector<ToolCall> tool_calls;  // trajectory (agent tasks); empty for plain calls
+  // Fresh calls only (empty for a cache hit): every attempt in order, the
+  // last one being the run's response. prompt/completion_tokens above are
+  // the whole chain: every attempt's, plus the judge's.
+  std::vector<Attempt> attempt_log;
+  double ttft_ms = 0;                // streamed fresh call: time to first token; 0 otherwise
+  // llm_judge checks: the judge's calls, also counted apart.
+  std::int64_t judge_prompt_tokens = 0;
+  std::int64_t judge_completion_tokens = 0;
+  int judge_calls = 0;               // judge calls made (fresh or replayed)
+  int judge_cache_hits = 0;          // of those, answered from the cache
   bool errored() const { return !error.empty(); }
 };
 

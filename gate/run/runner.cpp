@@ -90,7 +90,7 @@ void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
     run.tool_calls.push_back({tc.name, tc.arguments_sha256});
   if (reply.bucket == model::Bucket::context_length) {
     // A prompt that does not fit is the agent's failure, not infrastructure.
-    run.checks.push_back({"context_length", false, reply.error});
+    run.checks.push_back({"context_length", false, reply.error, ""});
     run.passed = false;
     return;
   }
@@ -108,7 +108,7 @@ void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
   for (const auto& chk : c.checks) {
     check::Result r = check::evaluate(chk, reply.text);
     run.passed = run.passed && r.passed;
-    run.checks.push_back({r.label, r.passed, r.detail});
+    run.checks.push_back({r.label, r.passed, r.detail, ""});
     if (r.errored) {
       // A check that could not be evaluated says nothing about the agent.
       run.error = "check";

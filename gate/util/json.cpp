@@ -75,7 +75,9 @@ struct StrictChecker {
   bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
 };
 
-std::string position(std::string_view text, std::size_t offset, const std::string& where,
+} // namespace
+
+std::string located_at(std::string_view text, std::size_t offset, const std::string& where,
                      std::size_t first_line, const std::string& what) {
   offset = std::min(offset, text.size());
   std::size_t line = first_line;
@@ -102,7 +104,6 @@ std::string describe(const boost::system::error_code& ec) {
   return ec.message();
 }
 
-} // namespace
 
 boost::json::value parse_strict(std::string_view text, const std::string& where, std::size_t first_line,
                                 ParseLimits limits) {
@@ -115,10 +116,10 @@ boost::json::value parse_strict(std::string_view text, const std::string& where,
   if (!ec && used < text.size()) ec = boost::json::error::extra_data;
   if (ec) {
     std::string what = checker.handler().problem.empty() ? describe(ec) : checker.handler().problem;
-    throw_bad_input(position(text, used, where, first_line, what));
+    throw_bad_input(located_at(text, used, where, first_line, what));
   }
   boost::json::value v = boost::json::parse(boost::json::string_view(text.data(), text.size()), ec, {}, opts);
-  if (ec) throw_bad_input(position(text, 0, where, first_line, describe(ec)));
+  if (ec) throw_bad_input(located_at(text, 0, where, first_line, describe(ec)));
   return v;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <boost/system/error_code.hpp>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,13 @@ struct ParseLimits {
 // text starts at in its file (for one line of a JSONL file).
 boost::json::value parse_strict(std::string_view text, const std::string& where, std::size_t first_line = 1,
                                 ParseLimits limits = {});
+
+// "where:line:col: what" for the byte `offset` of `text` (whose first line
+// is `first_line` in its file).
+std::string located_at(std::string_view text, std::size_t offset, const std::string& where,
+                       std::size_t first_line, const std::string& what);
+// A Boost.JSON parse error in words: "incomplete JSON (truncated?)", ...
+std::string describe(const boost::system::error_code& ec);
 
 // Canonical form: object keys sorted by byte order, no whitespace, numbers
 // in their shortest round-trip form. Equal values give equal bytes; this is

@@ -23,7 +23,7 @@ Run run(int index, bool passed) {
   r.passed = passed;
   r.answer = passed ? "Paris" : "Lyon";
   r.answer_sha256 = r.answer;
-  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris"});
+  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris", ""});
   r.prompt_tokens = 100;
   r.completion_tokens = 20;
   r.latency_ms = 100;

@@ -20,7 +20,7 @@ results::Run make_run(int index, bool passed, std::int64_t prompt, std::int64_t 
   results::Run r;
   r.index = index;
   r.passed = passed;
-  r.checks = {{"contains \"Paris\"", passed, passed ? "" : "answer lacks \"Paris\"\nline 2"}};
+  r.checks = {{"contains \"Paris\"", passed, passed ? "" : "answer lacks \"Paris\"\nline 2", ""}};
   r.answer = passed ? "Paris" : "Lyon, I think";
   r.answer_sha256 = std::string(64, passed ? 'a' : 'b');
   r.prompt_tokens = prompt;
@@ -86,7 +86,6 @@ void check_same(const results::Run& x, const results::Run& y) {
   CHECK(x.cache_hit == y.cache_hit);
   CHECK(x.attempts == y.attempts);
   CHECK(x.fingerprint == y.fingerprint);
-  CHECK(x.route == y.route);
   REQUIRE(x.tool_calls.size() == y.tool_calls.size());
   for (std::size_t i = 0; i < x.tool_calls.size(); ++i) {
     CHECK(x.tool_calls[i].name == y.tool_calls[i].name);
@@ -185,8 +184,11 @@ void check_same(const Report& x, const Report& y) {
     CHECK(x.tasks[i].difficulty == y.tasks[i].difficulty);
     CHECK(x.tasks[i].group == y.tasks[i].group);
     REQUIRE(x.tasks[i].runs.size() == y.tasks[i].runs.size());
-    for (std::size_t j = 0; j < x.tasks[i].runs.size(); ++j)
+    for (std::size_t j = 0; j < x.tasks[i].runs.size(); ++j) {
       check_same(x.tasks[i].runs[j], y.tasks[i].runs[j]);
+      // A run read back may leave its route to the report's shared one.
+      CHECK(report::route_of(x, x.tasks[i].runs[j]) == report::route_of(y, y.tasks[i].runs[j]));
+    }
     check_same(x.task_stats[i], y.task_stats[i]);
   }
   check_same(x.stats, y.stats);
@@ -446,5 +448,159 @@ TEST_CASE("100,000 runs serialize to one line per task") {
   // The realistic case: a key is registered, so every string is checked.
   gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
   std::string text = report::to_json(r);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 20000 + 14);
+  // 14 header lines, "runs_route" (the runs' route is not the empty configured one), one line a task.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 20000 + 15);
+}
+
+TEST_CASE("a run's route is written only where it differs from the report's") {
+  Report r = sample();
+  r.route = {{"model", "m-1"}, {"temperature", "0"}}; // what make_run gives every run
+  r.tasks[2].runs[1].route["temperature"] = "0.7";    // task c is polluted
+  report::compute(r, {});
+  std::string text = report::to_json(r);
+  // Only the odd run carries a route; everything else uses the report's.
+  std::size_t routes = 0;
+  for (std::size_t pos = 0; (pos = text.find("\"route\":{", pos)) != std::string::npos; ++pos)
+    ++routes;
+  CHECK(routes == 1);
+  Report back = report::from_json(text, "x");
+  // A task whose runs all used the report's route keeps them empty ...
+  CHECK(back.tasks[0].runs[0].route.empty());
+  CHECK_FALSE(back.task_stats[0].route_polluted);
+  // ... and a mixed task has the report's route spelled out on the others,
+  // so that pollution is found with the field that differs.
+  CHECK(back.tasks[2].runs[0].route == r.route);
+  CHECK(back.tasks[2].runs[1].route.at("temperature") == "0.7");
+  CHECK(back.task_stats[2].route_polluted);
+  CHECK(back.task_stats[2].route_diff == std::vector<std::string>{"temperature"});
+  CHECK(report::to_json(back) == text);
+}
+
+TEST_CASE("reports that spell out every run's route (older writers) read the same") {
+  Report r = sample();
+  r.route = {{"model", "m-1"}, {"temperature", "0"}};
+  for (auto& t : r.tasks)
+    for (auto& run : t.runs)
+      run.route = r.route;
+  report::compute(r, {});
+  std::string compact = report::to_json(r);
+  std::string spelled = compact;
+  const std::string route = ",\"route\":{\"model\":\"m-1\",\"temperature\":\"0\"},\"tool_calls\"";
+  for (std::size_t pos = 0; (pos = spelled.find(",\"tool_calls\"", pos)) != std::string::npos;
+       pos += route.size())
+    spelled.replace(pos, 13, route);
+  CHECK(spelled.size() > compact.size());
+  Report back = report::from_json(spelled, "old.json");
+  CHECK(report::to_json(back) == compact);
+  CHECK(back.stats.polluted_tasks == 0);
+}
+
+TEST_CASE("a file read in chunks gives what the text gives, and errors keep their line") {
+  auto dir = std::filesystem::temp_directory_path() / ("gate-report-chunks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // About 3 MiB: tokens straddle the 1 MiB chunk boundaries.
+  Report r = sample();
+  for (int i = 0; i < 4000; ++i) {
+    results::Task t = r.tasks[1];
+    t.id = "t" + std::to_string(i);
+    t.runs[0].answer = std::string(static_cast<std::size_t>(i % 97) * 7, 'x') + "\xC3\xA9";
+    t.runs[1].latency_ms = 0.1 * i + 1e-9;
+    r.tasks.push_back(t);
+  }
+  std::sort(r.tasks.begin(), r.tasks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  report::compute(r, {});
+  const std::string text = report::to_json(r);
+  CHECK(text.size() > 3u << 20);
+  { std::ofstream(dir / "big.json", std::ios::binary) << text; }
+  Report from_file = report::read(dir / "big.json");
+  const std::string again = report::to_json(from_file);
+  const auto diff = std::mismatch(again.begin(), again.end(), text.begin(), text.end());
+  CAPTURE(again.substr(static_cast<std::size_t>(std::max<long>(0, diff.first - again.begin() - 80)), 160));
+  CAPTURE(text.substr(static_cast<std::size_t>(std::max<long>(0, diff.second - text.begin() - 80)), 160));
+  CHECK(again.size() == text.size());
+  CHECK(diff.first == again.end());
+
+  const std::string bad = replaced(text, "{\"id\":\"t3999\"", "{\"id\":\"t3999\",\"id\":\"x\"");
+  { std::ofstream(dir / "bad.json", std::ios::binary) << bad; }
+  const std::string expected_prefix =
+      (dir / "bad.json").string() + ":" + std::to_string(line_of(bad, "\"t3999\"")) + ":";
+  try {
+    report::read(dir / "bad.json");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).rfind(expected_prefix, 0) == 0);
+    CHECK(contains(e.what(), "duplicate key \"id\""));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("containers where a value is expected, and the reverse, are named") {
+  std::string good = report::to_json(sample());
+  CHECK(error_of(replaced(good, "\"answer\":\"Paris\"", "\"answer\":[\"Paris\"]")) ==
+        "base.json: task \"a\" run 0: field \"answer\" must be a string");
+  CHECK(error_of(replaced(good, "\"checks\":[{", "\"checks\":{\"x\":[{")) ==
+        "base.json: task \"a\" run 0: field \"checks\" must be an array");
+  CHECK(error_of(replaced(good, "\"runs\":[{", "\"runs\":[1,{")) ==
+        "base.json: task \"a\": expected a JSON object in \"runs\"");
+  CHECK(error_of(replaced(good, "{\"label\":", "{\"label\":1,\"x\":")) ==
+        "base.json: task \"a\" run 0: check 0: field \"label\" must be a string");
+  CHECK(error_of(replaced(good, "\"config\": {", "\"config\": [{")).rfind("base.json:", 0) == 0);
+  CHECK(error_of("[1]") == "base.json: expected a JSON object");
+  CHECK(error_of(replaced(good, "\"tasks\": [\n{", "\"tasks\": [\n7,{")) ==
+        "base.json: task 0: expected a JSON object");
+}
+
+TEST_CASE("the config keeps its exact numbers and rejects a duplicate key anywhere") {
+  Report r = sample();
+  r.config = boost::json::parse(
+      R"({"a":{"b":[1,2.5,{"c":null}],"d":18446744073709551615},"x":0.30000000000000004})");
+  report::compute(r, {});
+  std::string text = report::to_json(r);
+  Report back = report::from_json(text, "x");
+  CHECK(back.config == r.config);
+  CHECK(report::to_json(back) == text);
+  CHECK(contains(error_of(replaced(text, "{\"c\":null}", "{\"c\":null,\"c\":1}")), "duplicate key \"c\""));
+  // Ignored derived data is held to the same syntax rules.
+  CHECK(contains(error_of(replaced(text, "\"stats\":{\"n\":3,", "\"stats\":{\"n\":3,\"n\":3,")),
+                 "duplicate key \"n\""));
+}
+
+TEST_CASE("fresh-call details round-trip and are absent from replayed runs") {
+  Report r = sample();
+  results::Run& fresh = r.tasks[0].runs[0];
+  fresh.ttft_ms = 212.5;
+  fresh.attempt_log = {{429, "rate_limit", 0, 35.25, 0, 0, false}, {200, "", 1500, 410.5, 100, 10, true}};
+  fresh.judge_calls = 2;
+  fresh.judge_cache_hits = 1;
+  fresh.judge_prompt_tokens = 640;
+  fresh.judge_completion_tokens = 24;
+  fresh.checks[0].reason = "names the capital";
+  report::compute(r, {});
+  const std::string text = report::to_json(r);
+  CHECK(contains(text,
+                 "\"attempt_log\":[{\"status\":429,\"bucket\":\"rate_limit\",\"wait_ms\":0,"
+                 "\"latency_ms\":35.25,\"prompt_tokens\":0,\"completion_tokens\":0,\"usage_known\":false}"));
+  CHECK(contains(text, "\"ttft_ms\":212.5"));
+  CHECK(contains(text, "\"judge_calls\":2,\"judge_cache_hits\":1,\"judge_prompt_tokens\":640,"
+                       "\"judge_completion_tokens\":24"));
+  // One run has them; the others carry no empty versions.
+  std::size_t logs = 0;
+  for (std::size_t pos = 0; (pos = text.find("attempt_log", pos)) != std::string::npos; ++pos)
+    ++logs;
+  CHECK(logs == 1);
+  Report back = report::from_json(text, "x");
+  const results::Run& b = back.tasks[0].runs[0];
+  CHECK(b.ttft_ms == 212.5);
+  REQUIRE(b.attempt_log.size() == 2);
+  CHECK(b.attempt_log[0].status == 429);
+  CHECK(b.attempt_log[1].wait_ms == 1500);
+  CHECK(b.attempt_log[1].usage_known);
+  CHECK(b.judge_calls == 2);
+  CHECK(b.judge_completion_tokens == 24);
+  CHECK(b.checks[0].reason == "names the capital");
+  CHECK(report::to_json(back) == text);
+  CHECK(error_of(replaced(text, "{\"status\":429,", "{\"status\":\"429\",")) ==
+        "base.json: task \"a\" run 0: attempt 0: field \"status\" must be an integer");
+  CHECK(error_of(replaced(text, ",\"usage_known\":false}", "}")) ==
+        "base.json: task \"a\" run 0: attempt 0: missing field \"usage_known\"");
 }
