@@ -1,3 +1,4 @@
+#include <future>
 #include <iostream>
 
 #include <gate/cli/commands.hpp>
@@ -32,20 +33,42 @@ std::optional<config::Config> optional_config(const po::variables_map& vm) {
 
 } // namespace
 
+namespace {
+
+// The two reports are read at once, one per core: for large suites reading
+// is nearly all of a comparison. A failure of the baseline is reported
+// first whichever thread finishes first, so the message does not depend on
+// timing.
+std::pair<report::Report, report::Report> read_both(const fs::path& b_file, const fs::path& c_file) {
+  auto baseline = std::async(std::launch::async, [&] { return read_report(b_file, "baseline"); });
+  report::Report cur;
+  std::exception_ptr cur_error;
+  try {
+    cur = read_report(c_file, "current report");
+  } catch (...) {
+    cur_error = std::current_exception();
+  }
+  report::Report base = baseline.get();
+  if (cur_error) std::rethrow_exception(cur_error);
+  return {std::move(base), std::move(cur)};
+}
+
+} // namespace
+
 int cmd_compare(const Args& args) {
   po::options_description desc("gate compare options");
   desc.add_options()("help,h", "show this help")("baseline,b", po::value<std::string>()->required(),
                                                  "the committed baseline report")(
       "current", po::value<std::string>()->required(), "the report to judge")(
-      "config,c", po::value<std::string>(), "take thresholds from this gate.yaml");
+      "config,c", po::value<std::string>(), "take thresholds from this gate.yaml")(
+      "elo", "add the current report's Elo against the baseline's (Bradley–Terry over tasks) to the Markdown");
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate compare --baseline BASE.json --current report.json [options]"))
     return 0;
   auto cfg = optional_config(vm);
   const fs::path b_file = vm["baseline"].as<std::string>(), c_file = vm["current"].as<std::string>();
-  report::Report base = read_report(b_file, "baseline");
-  report::Report cur = read_report(c_file, "current report");
+  auto [base, cur] = read_both(b_file, c_file);
   compare::Verdict v = compare_files(base, cur, compare_options(vm, cfg ? &*cfg : nullptr), b_file, c_file);
   return emit_verdict(v, base, cur, vm, verdict_files(vm, {}));
 }

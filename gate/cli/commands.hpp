@@ -24,5 +24,7 @@ int cmd_config(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_check(const Args& args);
 int cmd_baseline(const Args& args);
+int cmd_rank(const Args& args);
+int cmd_analyze(const Args& args);
 
 } // namespace gate::cli

@@ -4,8 +4,10 @@
 #include <fstream>
 #include <iostream>
 
+#include <gate/rank/rank.hpp>
 #include <gate/render/annotations.hpp>
 #include <gate/render/html.hpp>
+#include <gate/render/rank_output.hpp>
 #include <gate/render/verdict_json.hpp>
 #include <gate/render/verdict_junit.hpp>
 #include <gate/render/verdict_markdown.hpp>
@@ -57,6 +59,18 @@ void append_step_summary(const std::string& markdown) {
   std::ofstream out(path, std::ios::app | std::ios::binary);
   if (!out) throw Error(Exit::cannot_run, std::string("cannot append to $GITHUB_STEP_SUMMARY ") + path);
   out << markdown << "\n";
+}
+
+// `gate compare --elo`: the current report's Elo against the baseline's
+// (Bradley–Terry over the paired tasks), for the end of the Markdown.
+std::string elo_section(const po::variables_map& vm, const report::Report& baseline,
+                        const report::Report& current) {
+  if (vm.count("elo") == 0) return "";
+  rank::Options o;
+  o.anchor = "baseline";
+  o.order = rank::BudgetOrder::given;
+  return "\n" + render::elo_section_markdown(
+                    rank::rank({{"baseline", "baseline", &baseline}, {"current", "current", &current}}, o));
 }
 
 } // namespace
@@ -121,8 +135,9 @@ VerdictFiles verdict_files(const po::variables_map& vm, const fs::path& default_
 int emit_verdict(const compare::Verdict& v, const report::Report& baseline, const report::Report& current,
                  const po::variables_map& vm, const VerdictFiles& files) {
   const std::string hint = files.html.empty() ? "the verdict JSON" : files.html.filename().string();
-  render::VerdictMarkdownOptions comment{k_comment_limit, hint};
-  const std::string markdown = render::verdict_markdown(v, comment);
+  const std::string elo = elo_section(vm, baseline, current);
+  render::VerdictMarkdownOptions comment{k_comment_limit - elo.size(), hint};
+  const std::string markdown = render::verdict_markdown(v, comment) + elo;
   write_if(files.markdown, markdown);
   write_if(files.json, render::verdict_json(v));
   write_if(files.junit, render::verdict_junit(v));
@@ -132,7 +147,7 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
   if (actions != nullptr && std::string(actions) == "true")
     std::cout << render::github_annotations(v, render::random_stop_token());
   if (std::getenv("GITHUB_STEP_SUMMARY") != nullptr)
-    append_step_summary(render::verdict_markdown(v, {k_summary_limit, hint}));
+    append_step_summary(render::verdict_markdown(v, {k_summary_limit - elo.size(), hint}) + elo);
 
   const std::string format = vm.count("format") ? vm["format"].as<std::string>() : "text";
   if (format == "md") {

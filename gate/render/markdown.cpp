@@ -5,6 +5,7 @@
 #include <map>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/markdown_consistency.hpp>
 #include <gate/render/markdown_tasks.hpp>
 
 namespace gate::render {
@@ -197,6 +198,7 @@ std::string report_markdown(const report::Report& r, const MarkdownOptions& o) {
   breakdown("By difficulty", "Difficulty", r.stats.by_difficulty, out);
   failing_tasks(r, o, out);
   polluted_tasks(r, o, out);
+  consistency_section(r, o, out);
   tokens(r.stats, out);
   latency(r.stats, out);
   errors(r.stats, out);

@@ -21,7 +21,7 @@ struct CheckResult {
   std::string detail;
   // llm_judge only: the judge's reason, for a pass too (redacted, at most
   // 500 bytes); `passed` is its verdict. Empty for other checks.
-  std::string reason;
+  std::string reason = {};
 };
 
 struct ToolCall {

@@ -1,0 +1,103 @@
+#include <cmath>
+#include <glob.h>
+#include <iostream>
+
+#include <gate/cli/common.hpp>
+#include <gate/ingest/ingest.hpp>
+#include <gate/render/markdown.hpp>
+#include <gate/report/report.hpp>
+#include <gate/util/atomic_file.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
+#include <gate/util/redact.hpp>
+
+namespace gate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// Globs are expanded here, not by a shell, so that CI steps and Windows-
+// style invocations behave alike; a pattern that matches nothing is an
+// error rather than an empty report.
+std::vector<std::string> expand(const std::vector<std::string>& patterns) {
+  std::vector<std::string> files;
+  for (const auto& p : patterns) {
+    if (!has_wildcard(p)) {
+      files.push_back(p);
+      continue;
+    }
+    glob_t g{};
+    int rc = ::glob(p.c_str(), GLOB_ERR, nullptr, &g);
+    if (rc == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i)
+        files.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    if (rc == GLOB_NOMATCH) throw Error(Exit::bad_input, "gate analyze: no file matches \"" + p + "\"");
+    if (rc != 0) throw Error(Exit::bad_input, "gate analyze: cannot expand \"" + p + "\"");
+  }
+  return files;
+}
+
+} // namespace
+
+int cmd_analyze(const Args& args) {
+  po::options_description desc("gate analyze options");
+  desc.add_options()("help,h", "show this help")("out,o",
+                                                 po::value<std::string>()->default_value(".gate/out"),
+                                                 "directory for report.json and report.md")(
+      "map", po::value<std::vector<std::string>>()->composing(),
+      "field=path: read a field from another (dotted) path; repeatable")(
+      "pass-threshold", po::value<double>(), "a numeric reward at or above this passes (1 always passes)")(
+      "suite-name", po::value<std::string>()->default_value("external"), "suite name in the report")(
+      "suite-version", po::value<std::string>()->default_value("unversioned"), "suite version in the report")(
+      "token-band-pct", po::value<double>()->default_value(25.0),
+      "token band around each task's median, in %")("include-polluted",
+                                                    "count route-polluted tasks in the consistency gap")(
+      "logs", po::value<std::vector<std::string>>()->multitoken(),
+      "run logs: JSON arrays or JSONL, files or globs");
+  po::positional_options_description pos;
+  pos.add("logs", -1);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate analyze LOG... [--map field=path]... [--out DIR] [options]", &pos))
+    return 0;
+  if (!vm.count("logs"))
+    throw Error(Exit::bad_input, "gate analyze: no run logs given (see gate analyze --help)");
+
+  ingest::Analysis a;
+  a.suite.name = vm["suite-name"].as<std::string>();
+  a.suite.version = vm["suite-version"].as<std::string>();
+  if (vm.count("map")) a.options.map = ingest::parse_map(vm["map"].as<std::vector<std::string>>());
+  if (vm.count("pass-threshold")) {
+    double t = vm["pass-threshold"].as<double>();
+    if (!std::isfinite(t)) throw Error(Exit::bad_input, "--pass-threshold: expected a finite number");
+    a.options.pass_threshold = t;
+  }
+  a.metrics.token_band_pct = vm["token-band-pct"].as<double>();
+  if (!(a.metrics.token_band_pct >= 0) || !std::isfinite(a.metrics.token_band_pct))
+    throw Error(Exit::bad_input, "--token-band-pct: expected a number >= 0");
+  a.metrics.include_polluted = vm.count("include-polluted") != 0;
+
+  std::vector<ingest::Input> inputs;
+  for (const auto& file : expand(vm["logs"].as<std::vector<std::string>>()))
+    inputs.push_back({file, read_file(file)});
+  report::Report r = ingest::analyze(inputs, a);
+
+  const fs::path dir = vm["out"].as<std::string>();
+  ensure_directory(dir);
+  report::write(r, dir / "report.json");
+  write_file_atomically(dir / "report.md", render::report_markdown(r));
+  const auto& s = r.stats;
+  std::cout << redact(r.suite.name + " " + r.suite.version + " (from " + std::to_string(inputs.size()) +
+                      (inputs.size() == 1 ? " log" : " logs") + "): " + std::to_string(r.tasks.size()) +
+                      " tasks, " + std::to_string(s.total_runs) + " runs, success " +
+                      fixed(s.overall.success_rate * 100) + "%, consistency gap " +
+                      fixed(s.consistency_gap_pp) + "pp, " + std::to_string(s.polluted_tasks) +
+                      " route-polluted tasks, " + std::to_string(s.errored_runs) + " errored")
+            << "\nreport: " << (dir / "report.json").string() << "\n";
+  return 0;
+}
+
+} // namespace gate::cli
