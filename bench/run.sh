@@ -3,7 +3,7 @@
 # benchmark data once (cached in build-bench/data/), and prints the figures
 # described in bench/README.md. Timings are printed, never asserted.
 #
-#   bench/run.sh [--regen] [--only core|stages|compare|demo] [--repeat R]
+#   bench/run.sh [--regen] [--only core|stages|compare|demo|rank|tls] [--repeat R]
 #                [--tasks N] [--runs K] [--compare-tasks N] [--compare-runs K]
 #                [--no-build]
 set -euo pipefail
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case "$only" in all | core | stages | compare | demo) ;; *) echo "--only: core|stages|compare|demo" >&2; exit 2 ;; esac
+case "$only" in all | core | stages | compare | demo | rank | tls) ;; *) echo "--only: core|stages|compare|demo|rank|tls" >&2; exit 2 ;; esac
 
 if [ ! -x /usr/bin/time ]; then
   echo "bench/run.sh: /usr/bin/time is missing; install it: apt-get install -y time" >&2
@@ -43,7 +43,7 @@ if [ "$do_build" = 1 ]; then
   # -Wrestrict inside std::string (GCC bug 105329) that -Werror turns into a
   # failed build. -O2 -DNDEBUG is also what RelWithDebInfo users run.
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
-  cmake --build "$build" --target gate gate-bench-gen gate-bench-stages gate-bench-compare -j2 >"$build/bench-build.log" 2>&1 ||
+  cmake --build "$build" --target gate gate-bench-gen gate-bench-stages gate-bench-compare gate-bench-rank gate-bench-tls -j2 >"$build/bench-build.log" 2>&1 ||
     { tail -30 "$build/bench-build.log"; echo "bench/run.sh: build failed (log: $build/bench-build.log)" >&2; exit 3; }
 fi
 gate="$build/gate"
@@ -159,4 +159,22 @@ if [ "$only" = all ] || [ "$only" = demo ]; then
   else
     echo "   gate has no compare command in this build"
   fi
+fi
+
+if [ "$only" = all ] || [ "$only" = rank ]; then
+  echo "== rank: rank::rank, 8 strategies x 10,000 tasks at k=3, 1,000 bootstrap resamples, in process"
+  echo "   (target: wall < 2 s per ranking; load $(load))"
+  timed "$bin/gate-bench-rank" --strategies 8 --tasks 10000 --runs 3 --bootstrap 1000 --repeat "$repeat"
+  sed 's/^/   /' "$build/bench-cmd.log"
+  printf '   whole process (reports made in memory + %s rankings): wall %s s  user %s s  sys %s s  peak RSS %s MB\n' \
+    "$repeat" "$wall" "$user" "$sys" "$rss_mb"
+fi
+
+if [ "$only" = all ] || [ "$only" = tls ]; then
+  echo "== tls: fresh calls to the fake upstream over TLS with keep-alive, one shared client (gate-bench-tls)"
+  echo "   (targets: (a) >= 2,000 calls/s; (b) wall within 10% of 5,000 x 0.05 / 64 = 3.91 s)"
+  for i in $(seq 1 "$repeat"); do
+    echo "   round $i, load $(load)"
+    "$bin/gate-bench-tls"
+  done
 fi

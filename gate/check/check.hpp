@@ -16,7 +16,8 @@ class Regex; // linear-time matcher, see regex.hpp
 // type stay empty.
 struct Check {
   std::string type;                // equals, contains, icontains, not_contains, contains_any,
-                                   // contains_all, starts_with, regex, json, number, length
+                                   // contains_all, starts_with, regex, json, number, length,
+                                   // llm_judge (values[0] is the rubric; see judge.hpp)
   std::string label;               // how results name it: type, or "type:<name>" when given a name
   std::vector<std::string> values; // the text operands (one for equals/contains/..., the regex pattern)
   bool trim = true, ignore_case = false, collapse_whitespace = false; // equals options
@@ -54,10 +55,12 @@ struct Result {
   bool passed = false;
   std::string detail;   // why it failed, short and redacted; empty on pass
   bool errored = false; // the check could not be evaluated (METRICS.md bucket `check`)
+  std::string reason = {}; // llm_judge: the judge's reason, for a pass too
 };
 
 // Evaluates a check on a model's final answer. Pure; never throws for any
-// answer bytes (invalid UTF-8 and NUL included).
+// answer bytes (invalid UTF-8 and NUL included). An llm_judge check needs a
+// model call: here it is errored; the runner evaluates it.
 Result evaluate(const Check &c, std::string_view answer);
 
 // The first number in `text`: an optional sign (not after a letter or

@@ -216,6 +216,9 @@ std::string failure(const Check &c, std::string_view answer) {
   // parse() guarantees operands; a hand-built Check without one is a bug.
   if (c.values.empty() && t != "json" && t != "number" && t != "length")
     throw std::logic_error("check \"" + t + "\" has no operand");
+  // The judge's call is the runner's (run/runner.cpp): a grader model, the
+  // client and the cache are not a pure function of the answer.
+  if (t == "llm_judge") throw std::logic_error("llm_judge is evaluated by the runner's judge call");
   if (t == "equals") {
     auto norm = [&](std::string_view s) {
       std::string out(c.trim ? trim(s) : s);

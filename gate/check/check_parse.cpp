@@ -29,6 +29,7 @@ const std::vector<TypeInfo> &type_table() {
       {"json", {"paths"}},
       {"number", {"value", "tolerance"}},
       {"length", {"unit", "min", "max"}},
+      {"llm_judge", {"rubric"}},
   };
   return k_types;
 }
@@ -228,6 +229,8 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     c.values.push_back(f.nonempty_text("value"));
   } else if (t == "contains_any" || t == "contains_all") {
     c.values = f.texts("values");
+  } else if (t == "llm_judge") {
+    c.values.push_back(f.nonempty_text("rubric"));
   } else if (t == "regex") {
     c.values.push_back(f.nonempty_text("pattern"));
     c.ignore_case = f.flag("ignore_case").value_or(false);

@@ -54,6 +54,7 @@ const std::vector<Command>& commands() {
       {"suite", "verify a suite, or add a new pinned version of it", cmd_suite},
       {"cache", "show, verify or prune the response cache", cmd_cache},
       {"config", "show the effective configuration and where each value came from", cmd_config},
+      {"doctor", "check key, proxy, DNS, TCP, TLS and one completion against the model", cmd_doctor},
       {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`", cmd_analyze},
       {"rank", "rank strategies of one suite by Bradley–Terry Elo per token", cmd_rank},
       {"version", "print gate's version", cmd_version},

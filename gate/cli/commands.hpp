@@ -26,5 +26,6 @@ int cmd_check(const Args& args);
 int cmd_baseline(const Args& args);
 int cmd_rank(const Args& args);
 int cmd_analyze(const Args& args);
+int cmd_doctor(const Args& args);
 
 } // namespace gate::cli

@@ -30,6 +30,18 @@ struct ModelConfig {
   double timeout_s = 60.0; // whole call deadline
   int max_retries = 3;
   std::filesystem::path ca_file; // extra trust anchors (PEM) for https; empty = the system store only
+  bool stream = false;           // SSE answers (time to first token); stored in the plain form
+  // Budgets shared by every worker (net/limiter.hpp); nullopt = unlimited.
+  std::optional<double> requests_per_minute;
+  std::optional<double> tokens_per_minute;
+};
+
+// The grader behind llm_judge checks: the same provider, base URL and key
+// as `model`, its own model id and sampling.
+struct JudgeConfig {
+  std::string model; // "" = model.name
+  std::optional<double> temperature = 0.0;
+  std::int64_t max_tokens = 256;
 };
 
 struct CacheConfig {
@@ -70,6 +82,7 @@ struct Config {
   std::string suite_version;   // "" = latest
   std::string suite_sha256;    // "" = not pinned; else 64 lowercase hex digits
   ModelConfig model;
+  JudgeConfig judge;
   int runs = 3; // k
   int concurrency = 4;
   double token_band_pct = 25.0;

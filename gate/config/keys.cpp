@@ -179,6 +179,18 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
   r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
       [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true}));
+  r.push_back(make("model.stream", Kind::boolean, "ask for a streamed (SSE) answer; records time to first token",
+      [](auto& c) -> auto& { return c.model.stream; }));
+  r.push_back(make("model.requests_per_minute", Kind::number, "request budget shared by all workers; null = unlimited",
+      [](auto& c) -> auto& { return c.model.requests_per_minute; }, {.nullable = true, .range = k_positive}));
+  r.push_back(make("model.tokens_per_minute", Kind::number, "token budget (prompt estimate + max_tokens) shared by all workers; null = unlimited",
+      [](auto& c) -> auto& { return c.model.tokens_per_minute; }, {.nullable = true, .range = k_positive}));
+  r.push_back(make("judge.model", Kind::string, "model id for llm_judge checks, same provider and key; \"\" or null = model.name",
+      [](auto& c) -> auto& { return c.judge.model; }, {.nullable = true}));
+  r.push_back(make("judge.temperature", Kind::number, "the judge's sampling temperature; null = not sent",
+      [](auto& c) -> auto& { return c.judge.temperature; }, {.nullable = true, .range = {0, 2}}));
+  r.push_back(make("judge.max_tokens", Kind::integer, "the judge's completion token limit",
+      [](auto& c) -> auto& { return c.judge.max_tokens; }, {.range = {16, 1e9}}));
   r.push_back(make("runs", Kind::integer, "runs per task (k)",
       [](auto& c) -> auto& { return c.runs; }, {.range = {1, 1000}}));
   r.push_back(make("concurrency", Kind::integer, "tasks in flight at once",

@@ -18,31 +18,49 @@ struct ChatMessage {
 // One API call as gate sends it: the endpoint path below the base URL and
 // the canonical JSON body. The client adds host, auth and content headers.
 struct ApiCall {
-  std::string provider; // openai | anthropic
-  std::string path;     // /chat/completions or /v1/messages
-  std::string body;     // canonical JSON
+  std::string provider;        // openai | anthropic
+  std::string path;            // /chat/completions or /v1/messages
+  std::string body;            // canonical JSON
+  bool stream = false;         // the body asks for SSE (with_streaming); the client reads events
+  std::int64_t max_tokens = 0; // the body's completion limit, for the token budget estimate
 };
-
-// What came back over the wire, before interpretation.
-struct ApiResponse {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers; // lowercase names
-  std::string body;
-  double latency_ms = 0;
-};
-
-// Infrastructure error buckets (METRICS.md "Errors and tokens").
-enum class Bucket {
-  none, auth, not_found, rate_limit, context_length, timeout, connection, server,
-  bad_response, tool_call, agent, check
-};
-std::string to_string(Bucket b);
-std::optional<Bucket> parse_bucket(const std::string& s);
 
 struct Usage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
 };
+
+// One attempt of a call, as the client saw it.
+struct AttemptRecord {
+  int status = 0;             // HTTP status; 0: no answer; a failed stream: its error's status
+  std::string bucket;         // to_string(Bucket) of the attempt's response; "" for an answer
+  double wait_ms = 0;         // waited before it: backoff, server delay and the shared limiter
+  double latency_ms = 0;      // request sent to response read
+  std::optional<Usage> usage; // what the attempt's response reported, if anything
+};
+
+// What came back over the wire, before interpretation. A streamed answer
+// comes back assembled into the provider's non-streamed form
+// (to_non_streaming in stream.hpp), so everything downstream, the cache
+// included, sees one shape.
+struct ApiResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers; // lowercase names
+  std::string body;
+  double latency_ms = 0;
+  std::optional<double> ttft_ms;          // streamed: request sent to first token, last attempt
+  std::vector<AttemptRecord> attempt_log; // every attempt in order, this response last; empty if not sent
+};
+
+// Infrastructure error buckets (METRICS.md "Errors and tokens").
+// clang-format off
+enum class Bucket {
+  none, auth, not_found, rate_limit, context_length, timeout, connection, server,
+  bad_response, tool_call, agent, check
+};
+// clang-format on
+std::string to_string(Bucket b);
+std::optional<Bucket> parse_bucket(const std::string& s);
 
 struct ToolCall {
   std::string name;
@@ -68,8 +86,8 @@ std::string endpoint_path(const config::ModelConfig& m);
 // Interprets a response of either provider, success or error, into a Reply.
 Reply parse_response(const std::string& provider, const ApiResponse& r);
 
-// Sends calls upstream. Implementations: net::HttpClient (plain HTTP for
-// loopback; HTTPS in the live-calls issue) and fakes in tests.
+// Sends calls upstream. Implementations: net::make_http_client (HTTPS, or
+// plain HTTP to loopback and listed hosts) and fakes in tests.
 // `send` may be called from many threads at once.
 class ModelClient {
 public:
@@ -79,6 +97,9 @@ public:
   // only for conditions that make every further call pointless (no key,
   // unsupported URL scheme).
   virtual ApiResponse send(const ApiCall& call, int& attempts) = 0;
+  // How many workers will call send at once: a client that adapts its
+  // concurrency (on 429) starts from this. Called before the first send.
+  virtual void expect_workers(int workers) { (void)workers; }
 };
 
 } // namespace gate::model

@@ -44,6 +44,17 @@ struct HttpOptions {
 // refused); model::parse_response maps these to buckets. Limits, "tls:" and
 // a proxy's 407 are not retried. Response header values and bodies are
 // redacted before they are returned.
+//
+// A call with ApiCall::stream is read as server-sent events while it
+// arrives (net/sse.hpp, model/stream.hpp) and returned assembled into the
+// provider's plain response, with ttft_ms set; an error event after the
+// 200 or a stream without its end marker fails the attempt, retried when
+// the error is an overload, rate limit, server error or a cut stream.
+// One net::Limiter per client paces every attempt of every worker:
+// model.requests_per_minute / tokens_per_minute, the adaptive cap on calls
+// in flight (halved on 429/529, from expect_workers()) and pool-wide pauses
+// for a server's retry-after. Every attempt is in the response's
+// attempt_log (status, bucket, wait, latency, usage).
 std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m,
                                                      const HttpOptions& options = {});
 

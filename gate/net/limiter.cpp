@@ -134,8 +134,8 @@ Acquired Limiter::acquire(std::int64_t estimated_tokens, const std::atomic<bool>
   Acquired out;
   std::unique_lock lock(mutex_);
   const TimePoint began = clock_.now();
-  for (;;) {
-    TimePoint now = clock_.now();
+  // A grant on the first look waited exactly 0, not the clock's jitter.
+  for (TimePoint now = began;; now = clock_.now()) {
     out.waited_s = std::max(0.0, seconds_between(began, now));
     if (stopped(stop)) {
       out.result = WaitResult::stopped;
@@ -208,6 +208,18 @@ void Limiter::on_response(Permit& permit, int status, std::optional<double> serv
       not_before_ = std::max(not_before_, now + seconds_up(pause));
     }
     release(permit);
+  }
+  released_.notify_all();
+}
+
+void Limiter::set_max_concurrency(int n) {
+  require(n >= 1, "concurrency must be at least 1, got " + std::to_string(n));
+  {
+    std::lock_guard lock(mutex_);
+    // Before any overload the cap follows the new maximum; after one it
+    // keeps what it learned, within the new bound.
+    cap_ = epoch_ == 0 ? n : std::min(cap_, n);
+    options_.max_concurrency = n;
   }
   released_.notify_all();
 }

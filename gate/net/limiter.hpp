@@ -154,6 +154,10 @@ public:
   // backoff between attempts; `deadline` at once when `until` is later.
   WaitResult sleep_until(TimePoint until, const std::atomic<bool>* stop, TimePoint deadline);
 
+  // The configured concurrency became known (the number of workers):
+  // the cap's ceiling moves there. Throws Error(bad_input) below 1.
+  void set_max_concurrency(int n);
+
   LimiterState state();
 
 private:

@@ -32,6 +32,9 @@ boost::json::value config_json(const config::Config& c) {
       {"max_tokens", optional_int(c.model.max_tokens)},
       {"timeout", c.model.timeout_s},
       {"max_retries", c.model.max_retries},
+      {"stream", c.model.stream},
+      {"requests_per_minute", optional_number(c.model.requests_per_minute)},
+      {"tokens_per_minute", optional_number(c.model.tokens_per_minute)},
   };
   boost::json::array ignore;
   for (const auto& p : c.cache.ignore)
@@ -49,6 +52,9 @@ boost::json::value config_json(const config::Config& c) {
   };
   return boost::json::object{
       {"model", std::move(model)},
+      {"judge", boost::json::object{{"model", c.judge.model.empty() ? c.model.name : c.judge.model},
+                                    {"temperature", optional_number(c.judge.temperature)},
+                                    {"max_tokens", c.judge.max_tokens}}},
       {"runs", c.runs},
       {"concurrency", c.concurrency},
       {"token_band_pct", c.token_band_pct},
@@ -65,6 +71,8 @@ report::Report assemble(Outcome&& outcome, const suite::Suite& s, const config::
   r.gate_version = k_version;
   r.suite = {s.name, s.version, s.sha256};
   r.config = config_json(c);
+  // A partial report says which slice it holds; `gate merge` checks it.
+  if (c.shard) r.config.as_object()["shard"] = {{"index", c.shard->index}, {"count", c.shard->count}};
   r.route = configured_route(c);
   r.started_at = started_at;
   r.finished_at = finished_at;

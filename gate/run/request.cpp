@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 
 #include <gate/cache/store.hpp>
+#include <gate/check/judge.hpp>
+#include <gate/model/stream.hpp>
 #include <gate/util/json.hpp>
 
 namespace gate::run {
@@ -66,18 +68,53 @@ std::string apply_ignore(const std::string& canonical_json, const std::vector<st
   return json::canonical(v);
 }
 
+namespace {
+
+PreparedRequest prepare_call(const config::ModelConfig& m, const std::string& system,
+                             const std::vector<model::ChatMessage>& messages, const config::Config& cfg) {
+  PreparedRequest p;
+  p.call.provider = m.provider;
+  p.call.path = model::endpoint_path(m);
+  p.call.body = model::build_request(m, system, messages);
+  // Hashed before streaming is asked for: a streamed answer is stored in
+  // the plain form, so turning model.stream on or off keeps the cache.
+  p.hashed_body = apply_ignore(p.call.body, cfg.cache.ignore);
+  p.fingerprint = cache::make_fingerprint(p.call.provider, p.call.path, p.hashed_body);
+  if (m.stream) {
+    p.call.body = model::with_streaming(p.call.provider, p.call.body);
+    p.call.stream = true;
+  }
+  p.call.max_tokens = m.max_tokens.value_or(0);
+  return p;
+}
+
+} // namespace
+
 PreparedRequest prepare(const suite::Case& c, const config::Config& cfg) {
   std::vector<model::ChatMessage> messages;
   messages.reserve(c.input.size());
   for (const auto& m : c.input)
     messages.push_back({m.role, m.content});
-  PreparedRequest p;
-  p.call.provider = cfg.model.provider;
-  p.call.path = model::endpoint_path(cfg.model);
-  p.call.body = model::build_request(cfg.model, c.system, messages);
-  p.hashed_body = apply_ignore(p.call.body, cfg.cache.ignore);
-  p.fingerprint = cache::make_fingerprint(p.call.provider, p.call.path, p.hashed_body);
-  return p;
+  return prepare_call(cfg.model, c.system, messages, cfg);
+}
+
+config::ModelConfig judge_model(const config::Config& cfg) {
+  config::ModelConfig m = cfg.model;
+  if (!cfg.judge.model.empty()) m.name = cfg.judge.model;
+  m.temperature = cfg.judge.temperature;
+  m.top_p.reset();
+  m.max_tokens = cfg.judge.max_tokens;
+  return m;
+}
+
+PreparedRequest prepare_judge(const suite::Case& c, const config::Config& cfg, const std::string& rubric,
+                              const std::string& answer) {
+  std::vector<std::pair<std::string, std::string>> conversation;
+  if (!c.system.empty()) conversation.emplace_back("system", c.system);
+  for (const auto& m : c.input)
+    conversation.emplace_back(m.role, m.content);
+  check::JudgePrompt prompt = check::judge_prompt(rubric, conversation, answer);
+  return prepare_call(judge_model(cfg), prompt.system, {{"user", prompt.user}}, cfg);
 }
 
 } // namespace gate::run

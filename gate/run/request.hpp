@@ -21,6 +21,13 @@ struct PreparedRequest {
 
 PreparedRequest prepare(const suite::Case& c, const config::Config& cfg);
 
+// The judge's call for an llm_judge check of `c` on `answer`: the model
+// config with config `judge:` applied (judge_model), the fixed prompt of
+// check/judge.hpp. Cached and streamed like the task's own calls.
+config::ModelConfig judge_model(const config::Config& cfg);
+PreparedRequest prepare_judge(const suite::Case& c, const config::Config& cfg, const std::string& rubric,
+                              const std::string& answer);
+
 // Removes each JSON pointer in `pointers` from `canonical_json` and returns
 // the canonical result; a pointer that does not resolve is skipped.
 std::string apply_ignore(const std::string& canonical_json, const std::vector<std::string>& pointers);

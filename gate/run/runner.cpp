@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <gate/check/check.hpp>
+#include <gate/check/judge.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/run/request.hpp>
 #include <gate/util/json.hpp>
@@ -63,6 +64,8 @@ struct Shared {
   std::atomic<bool> abort{false};
   std::mutex mutex; // guards the vectors below and `outcome` fields
   Outcome* outcome;
+  int workers = 1;
+  std::once_flag workers_told; // the client learns the worker count once
 };
 
 bool fatal_bucket(model::Bucket b) {
@@ -78,11 +81,162 @@ void set_fatal(Shared& sh, Exit code, const std::string& message) {
   sh.abort = true;
 }
 
+// A response for one prepared request: from the cache, or fresh (then
+// recorded when it is an answer). `what` names the call in messages.
+struct Obtained {
+  bool hit = false;
+  bool missed = false;    // replay-only and not in the cache: listed as a miss
+  bool no_client = false; // the client could not be made: the run is aborted
+  model::ApiResponse response;
+  model::Reply reply;
+  int attempts = 1;
+  std::string route_text; // the entry's route, for a hit
+};
+
+Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::string& task_id,
+                const std::string& what) {
+  const auto& cfg = *sh.in.config;
+  const config::CacheMode mode = cfg.cache.mode;
+  const std::string key = cache::make_key(p.call.provider, p.call.path, p.hashed_body, replica);
+  Obtained o;
+  if (sh.in.store != nullptr &&
+      (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only)) {
+    cache::Lookup found = sh.in.store->get(key);
+    if (!found.corrupt_reason.empty()) {
+      std::lock_guard lock(sh.mutex);
+      sh.outcome->warnings.push_back("corrupt cache entry treated as a miss: " + found.corrupt_reason);
+    }
+    if (found.entry) {
+      o.hit = true;
+      o.response.status = found.entry->status;
+      o.response.headers = found.entry->headers;
+      o.response.body = std::move(found.entry->body);
+      o.route_text = std::move(found.entry->route);
+    }
+  }
+  if (!o.hit && mode == config::CacheMode::replay_only) {
+    std::lock_guard lock(sh.mutex);
+    sh.outcome->misses.push_back({task_id, replica, key});
+    o.missed = true;
+    return o;
+  }
+  if (!o.hit) {
+    model::ModelClient* client = nullptr;
+    try {
+      client = &sh.in.client();
+      std::call_once(sh.workers_told, [&] { client->expect_workers(sh.workers); });
+    } catch (const Error& e) {
+      set_fatal(sh, e.code(), e.what());
+      o.no_client = true;
+      return o;
+    }
+    o.response = client->send(p.call, o.attempts);
+  }
+  o.reply = model::parse_response(p.call.provider, o.response);
+  if (!o.hit && fatal_bucket(o.reply.bucket)) {
+    set_fatal(sh, Exit::cannot_run,
+              "upstream " + model::to_string(o.reply.bucket) + " error for " + what + ": " + o.reply.error +
+                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")");
+  }
+  // Only a successful response is recorded: a failure is never replayed.
+  if (!o.hit && o.reply.bucket == model::Bucket::none && sh.in.store != nullptr &&
+      mode != config::CacheMode::off) {
+    cache::Entry e;
+    e.key = key;
+    e.provider = p.call.provider;
+    e.path = p.call.path;
+    e.replica = replica;
+    e.request = redact(p.hashed_body);
+    e.status = o.response.status;
+    for (const auto& [name, value] : o.response.headers)
+      if (cache::header_allowed(name)) e.headers.emplace_back(name, redact(value));
+    std::sort(e.headers.begin(), e.headers.end());
+    e.body = redact(o.response.body);
+    if (o.reply.usage)
+      e.usage = std::make_pair(o.reply.usage->prompt_tokens, o.reply.usage->completion_tokens);
+    e.latency_ms = o.response.latency_ms;
+    e.recorded_at = utc_now_iso();
+    e.route = sh.route_text;
+    try {
+      sh.in.store->put(e);
+    } catch (const Error& err) {
+      set_fatal(sh, err.code(), err.what());
+    }
+  }
+  return o;
+}
+
+// Tokens of a call over its whole chain (METRICS.md "Errors and tokens"):
+// the reply's, plus those of the attempts retried before it.
+std::pair<std::int64_t, std::int64_t> chain_tokens(const Obtained& o) {
+  std::pair<std::int64_t, std::int64_t> t{0, 0};
+  if (o.reply.usage) t = {o.reply.usage->prompt_tokens, o.reply.usage->completion_tokens};
+  const auto& log = o.response.attempt_log;
+  for (std::size_t i = 0; i + 1 < log.size(); ++i)
+    if (log[i].usage) {
+      t.first += log[i].usage->prompt_tokens;
+      t.second += log[i].usage->completion_tokens;
+    }
+  return t;
+}
+
+// The fresh call's attempts into the run.
+void record_attempts(const model::ApiResponse& response, results::Run& run) {
+  run.ttft_ms = response.ttft_ms.value_or(0.0);
+  for (const auto& a : response.attempt_log) {
+    results::Attempt out{a.status, a.bucket, a.wait_ms, a.latency_ms, 0, 0, a.usage.has_value()};
+    if (a.usage) {
+      out.prompt_tokens = a.usage->prompt_tokens;
+      out.completion_tokens = a.usage->completion_tokens;
+    }
+    run.attempt_log.push_back(std::move(out));
+  }
+}
+
+// An llm_judge check: the judge's call through the same cache and client,
+// its verdict read from the fixed JSON shape. Judge tokens join the run's
+// (the whole chain) and are also kept apart.
+check::Result judge(Shared& sh, const suite::Case& c, const check::Check& chk, int replica,
+                    const std::string& answer, results::Run& run) {
+  check::Result r;
+  r.label = chk.label;
+  PreparedRequest p = prepare_judge(c, *sh.in.config, chk.values.front(), answer);
+  Obtained o = obtain(sh, p, replica, c.id, "the judge of task " + c.id);
+  if (o.missed || o.no_client) {
+    r.errored = true;
+    r.detail = o.missed ? "the judge's call is not in the cache" : "no client for the judge's call";
+    return r;
+  }
+  ++run.judge_calls;
+  if (o.hit) ++run.judge_cache_hits;
+  auto [prompt, completion] = chain_tokens(o);
+  run.judge_prompt_tokens += prompt;
+  run.judge_completion_tokens += completion;
+  run.prompt_tokens += prompt;
+  run.completion_tokens += completion;
+  if (o.reply.bucket != model::Bucket::none) {
+    r.errored = true;
+    r.detail = "the judge's call failed: " + model::to_string(o.reply.bucket) + ": " + o.reply.error;
+    return r;
+  }
+  std::string why;
+  auto verdict = check::parse_verdict(o.reply.text, why);
+  if (!verdict) {
+    r.errored = true;
+    r.detail = why + ": " + std::string(utf8_prefix(redact(o.reply.text), 200));
+    return r;
+  }
+  r.passed = verdict->pass;
+  r.detail = verdict->pass ? "" : verdict->reason;
+  r.reason = verdict->reason;
+  return r;
+}
+
 // Evaluates the reply into the run: checks, answer, tokens.
-void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
+void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, results::Run& run) {
+  const model::Reply& reply = o.reply;
   if (reply.usage) {
-    run.prompt_tokens = reply.usage->prompt_tokens;
-    run.completion_tokens = reply.usage->completion_tokens;
+    std::tie(run.prompt_tokens, run.completion_tokens) = chain_tokens(o);
   } else {
     run.usage_known = false;
   }
@@ -106,9 +260,10 @@ void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
   run.answer_sha256 = sha256_hex(normalize_answer(reply.text));
   run.passed = true;
   for (const auto& chk : c.checks) {
-    check::Result r = check::evaluate(chk, reply.text);
+    check::Result r = chk.type == "llm_judge" ? judge(sh, c, chk, replica, reply.text, run)
+                                              : check::evaluate(chk, reply.text);
     run.passed = run.passed && r.passed;
-    run.checks.push_back({r.label, r.passed, r.detail, ""});
+    run.checks.push_back({r.label, r.passed, r.detail, r.reason});
     if (r.errored) {
       // A check that could not be evaluated says nothing about the agent.
       run.error = "check";
@@ -119,82 +274,23 @@ void score(const suite::Case& c, const model::Reply& reply, results::Run& run) {
 }
 
 void execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
-  const auto& cfg = *sh.in.config;
   const suite::Case& c = *sh.in.cases[case_index];
   const PreparedRequest& p = sh.prepared[case_index];
-  const config::CacheMode mode = cfg.cache.mode;
   run.index = replica;
   run.fingerprint = p.fingerprint;
-  const std::string key = cache::make_key(p.call.provider, p.call.path, p.hashed_body, replica);
-
-  model::ApiResponse response;
-  bool hit = false;
-  if (sh.in.store != nullptr &&
-      (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only)) {
-    cache::Lookup found = sh.in.store->get(key);
-    if (!found.corrupt_reason.empty()) {
-      std::lock_guard lock(sh.mutex);
-      sh.outcome->warnings.push_back("corrupt cache entry treated as a miss: " + found.corrupt_reason);
-    }
-    if (found.entry) {
-      hit = true;
-      response.status = found.entry->status;
-      response.headers = found.entry->headers;
-      response.body = std::move(found.entry->body);
-      run.route = route_from_json(found.entry->route);
-    }
-  }
-  if (!hit && mode == config::CacheMode::replay_only) {
-    std::lock_guard lock(sh.mutex);
-    sh.outcome->misses.push_back({c.id, replica, key});
-    run.error = "cache_miss";
-    return;
-  }
-  if (!hit) {
-    model::ModelClient* client = nullptr;
-    try {
-      client = &sh.in.client();
-    } catch (const Error& e) {
-      set_fatal(sh, e.code(), e.what());
-      return;
-    }
-    response = client->send(p.call, run.attempts);
-    run.latency_ms = response.latency_ms;
+  Obtained o = obtain(sh, p, replica, c.id, "task " + c.id);
+  if (o.missed) run.error = "cache_miss";
+  if (o.missed || o.no_client) return;
+  run.cache_hit = o.hit;
+  run.attempts = o.attempts;
+  if (o.hit) {
+    run.route = route_from_json(o.route_text);
+  } else {
+    run.latency_ms = o.response.latency_ms;
     run.route = sh.route;
+    record_attempts(o.response, run);
   }
-  run.cache_hit = hit;
-
-  model::Reply reply = model::parse_response(p.call.provider, response);
-  if (!hit && fatal_bucket(reply.bucket)) {
-    set_fatal(sh, Exit::cannot_run,
-              "upstream " + model::to_string(reply.bucket) + " error for task " + c.id + ": " + reply.error +
-                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")");
-  }
-  // Only a successful response is recorded: a failure is never replayed.
-  if (!hit && reply.bucket == model::Bucket::none && sh.in.store != nullptr &&
-      mode != config::CacheMode::off) {
-    cache::Entry e;
-    e.key = key;
-    e.provider = p.call.provider;
-    e.path = p.call.path;
-    e.replica = replica;
-    e.request = redact(p.hashed_body);
-    e.status = response.status;
-    for (const auto& [name, value] : response.headers)
-      if (cache::header_allowed(name)) e.headers.emplace_back(name, redact(value));
-    std::sort(e.headers.begin(), e.headers.end());
-    e.body = redact(response.body);
-    if (reply.usage) e.usage = std::make_pair(reply.usage->prompt_tokens, reply.usage->completion_tokens);
-    e.latency_ms = response.latency_ms;
-    e.recorded_at = utc_now_iso();
-    e.route = sh.route_text;
-    try {
-      sh.in.store->put(e);
-    } catch (const Error& err) {
-      set_fatal(sh, err.code(), err.what());
-    }
-  }
-  score(c, reply, run);
+  score(sh, c, replica, o, run);
 }
 
 void worker(Shared& sh, std::vector<results::Task>& tasks, int runs, std::vector<char>& done) {
@@ -251,7 +347,7 @@ results::Route configured_route(const config::Config& c) {
 Outcome execute(const Inputs& in, const Progress& progress) {
   Outcome outcome;
   const auto& cfg = *in.config;
-  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome};
+  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome, 1, {}};
   sh.route_text = route_json(sh.route);
   sh.prepared.reserve(in.cases.size());
   for (const auto* c : in.cases)
@@ -271,6 +367,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   if (progress.start) progress.start(in.cases.size() * static_cast<std::size_t>(runs));
   const std::size_t total = in.cases.size() * static_cast<std::size_t>(runs);
   const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(cfg.concurrency, total));
+  sh.workers = static_cast<int>(workers);
   std::vector<char> done(total, 0); // one writer per slot; read after join
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < workers; ++i)

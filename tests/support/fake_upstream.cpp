@@ -1,5 +1,8 @@
 #include <tests/support/fake_upstream.hpp>
 
+#include <tests/support/fake_stream.hpp>
+
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -8,6 +11,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -27,62 +32,6 @@ constexpr std::uint64_t k_request_body_limit = 64ull << 20;
 // Long enough for any test's pause between calls; short enough that a
 // client that vanished does not pin a session for the whole run.
 constexpr auto k_idle_timeout = std::chrono::seconds(60);
-
-void check_keys(const boost::json::object& o, std::initializer_list<std::string_view> allowed,
-                const std::string& where) {
-  for (const auto& kv : o) {
-    bool known = false;
-    for (auto a : allowed)
-      known = known || kv.key() == a;
-    if (!known) throw_bad_input(where + ": unknown key \"" + std::string(kv.key()) + "\"");
-  }
-}
-
-std::string optional_string(const boost::json::object& o, std::string_view key, const std::string& where) {
-  return o.contains(key) ? json::get_string(o, key, where) : "";
-}
-
-const boost::json::array& array_field(const boost::json::object& o, std::string_view key,
-                                      const std::string& where) {
-  const auto& v = o.at(key);
-  if (!v.is_array()) throw_bad_input(where + ": field \"" + std::string(key) + "\" must be an array");
-  return v.get_array();
-}
-
-Rule parse_rule(const boost::json::value& v, const std::string& where) {
-  const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "answers"}, where);
-  Rule r;
-  r.match = optional_string(o, "match", where);
-  if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
-  for (const auto& a : array_field(o, "answers", where)) {
-    if (!a.is_string()) throw_bad_input(where + ": \"answers\" must hold strings");
-    r.answers.emplace_back(a.get_string());
-  }
-  if (r.answers.empty()) throw_bad_input(where + ": \"answers\" must not be empty");
-  return r;
-}
-
-Fault parse_fault(const boost::json::value& v, const std::string& where) {
-  const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "status", "times", "body", "headers", "close"}, where);
-  Fault f;
-  f.match = optional_string(o, "match", where);
-  if (o.contains("status")) f.status = static_cast<int>(json::get_int(o, "status", where));
-  if (f.status < 100 || f.status > 599) throw_bad_input(where + ": \"status\" must be from 100 to 599");
-  if (o.contains("times")) f.times = static_cast<int>(json::get_int(o, "times", where));
-  if (f.times < 0) throw_bad_input(where + ": \"times\" must not be negative");
-  f.body = optional_string(o, "body", where);
-  if (o.contains("close")) f.close_without_response = json::get_bool(o, "close", where);
-  if (o.contains("headers")) {
-    const auto& h = json::as_object(o.at("headers"), where + ".headers");
-    for (const auto& kv : h) {
-      if (!kv.value().is_string()) throw_bad_input(where + ".headers: values must be strings");
-      f.headers.emplace_back(std::string(kv.key()), std::string(kv.value().get_string()));
-    }
-  }
-  return f;
-}
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -127,9 +76,18 @@ std::string error_body(int status, const std::string& message) {
 struct Outcome {
   bool drop = false; // close the connection without a response
   int status = 200;
+  std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 };
+
+Outcome stream_outcome(const StreamSpec& spec) {
+  Outcome out;
+  out.content_type = "text/event-stream";
+  out.headers.emplace_back("cache-control", "no-cache");
+  out.body = stream_body(spec);
+  return out;
+}
 
 Outcome json_outcome(int status, std::string body) {
   Outcome out;
@@ -140,32 +98,13 @@ Outcome json_outcome(int status, std::string body) {
 
 } // namespace
 
-Script parse_script(const std::string& json_text, const std::string& where) {
-  boost::json::value v = json::parse_strict(json_text, where);
-  const auto& o = json::as_object(v, where);
-  check_keys(o, {"latency_ms", "rules", "faults"}, where);
-  Script s;
-  if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
-  if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
-  if (o.contains("rules")) {
-    const auto& rules = array_field(o, "rules", where);
-    for (std::size_t i = 0; i < rules.size(); ++i)
-      s.rules.push_back(parse_rule(rules[i], where + ": rules[" + std::to_string(i) + "]"));
-  }
-  if (o.contains("faults")) {
-    const auto& faults = array_field(o, "faults", where);
-    for (std::size_t i = 0; i < faults.size(); ++i)
-      s.faults.push_back(parse_fault(faults[i], where + ": faults[" + std::to_string(i) + "]"));
-  }
-  return s;
-}
-
 namespace {
 
 // The upstream's behaviour and records, apart from the sockets: what a
 // session asks for each request it reads.
 struct Service {
-  explicit Service(Script s) : script(std::move(s)), fault_used(script.faults.size(), 0) {}
+  explicit Service(Script s)
+      : script(std::move(s)), fault_used(script.faults.size(), 0), storm_start(script.faults.size()) {}
 
   Script script;
   std::atomic<std::uint64_t> requests{0};
@@ -175,6 +114,7 @@ struct Service {
   std::vector<RequestLog> log;
   std::map<std::string, std::uint64_t> answered; // request body → times answered
   std::vector<int> fault_used;
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> storm_start; // per fault with during_ms
   std::uint64_t completions = 0;
 
   Outcome handle(const http::request<http::string_body>& req);
@@ -232,7 +172,7 @@ private:
     res_.version(11);
     res_.result(static_cast<unsigned>(out.status));
     res_.set(http::field::server, "gate-fake-upstream");
-    res_.set(http::field::content_type, "application/json");
+    res_.set(http::field::content_type, out.content_type);
     for (const auto& [k, v] : out.headers)
       res_.set(k, v);
     res_.body() = std::move(out.body);
@@ -288,10 +228,19 @@ Outcome Service::handle(const http::request<http::string_body>& req) {
 
   std::string_view target = req.target();
   target = target.substr(0, target.find('?'));
+  if (!script.prefix.empty()) {
+    bool under = target.substr(0, script.prefix.size()) == script.prefix;
+    std::string_view route = under ? target.substr(script.prefix.size()) : std::string_view();
+    if (route != "/chat/completions" && route != "/v1/messages" && route != "/models" &&
+        route != "/v1/models")
+      return json_outcome(404, error_body(404, "no route for " + std::string(target)));
+  }
   if (req.method() == http::verb::get && ends_with(target, "/models")) {
-    boost::json::object model{
-        {"id", "fake-model"}, {"object", "model"}, {"created", 0}, {"owned_by", "gate"}};
-    boost::json::object list{{"object", "list"}, {"data", boost::json::array{std::move(model)}}};
+    boost::json::array data;
+    for (const auto& id : script.models.empty() ? std::vector<std::string>{"fake-model"} : script.models)
+      data.push_back(
+          boost::json::object{{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "gate"}});
+    boost::json::object list{{"object", "list"}, {"data", std::move(data)}};
     return json_outcome(200, boost::json::serialize(list));
   }
   bool openai = ends_with(target, "/chat/completions");
@@ -322,11 +271,44 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
     }
   }
 
+  const auto* stream_flag = body.if_contains("stream");
+  StreamSpec spec;
+  spec.anthropic = anthropic;
+  spec.model = model;
+  bool streamed = stream_flag != nullptr && stream_flag->is_bool() && stream_flag->get_bool();
+  if (const auto* so = body.if_contains("stream_options"); so != nullptr && so->is_object())
+    if (const auto* iu = so->get_object().if_contains("include_usage"); iu != nullptr && iu->is_bool())
+      spec.include_usage = iu->get_bool();
+
+  if (!script.models.empty() &&
+      std::find(script.models.begin(), script.models.end(), model) == script.models.end()) {
+    boost::json::object err{
+        {"message", "The model `" + model + "` does not exist or you do not have access to it."},
+        {"type", "invalid_request_error"},
+        {"code", "model_not_found"}};
+    return json_outcome(404, boost::json::serialize(boost::json::object{{"error", std::move(err)}}));
+  }
+
   std::lock_guard lock(mutex);
   for (std::size_t i = 0; i < script.faults.size(); ++i) {
     const Fault& f = script.faults[i];
-    if (fault_used[i] >= f.times || last_user.find(f.match) == std::string::npos) continue;
+    if (last_user.find(f.match) == std::string::npos) continue;
+    if (!f.stream.empty() && !streamed) continue;
+    if (f.during_ms > 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (!storm_start[i]) storm_start[i] = now;
+      if (std::chrono::duration<double, std::milli>(now - *storm_start[i]).count() > f.during_ms) continue;
+    } else if (fault_used[i] >= f.times) {
+      continue;
+    }
     ++fault_used[i];
+    if (!f.stream.empty()) {
+      spec.id = "fault";
+      spec.answer = "partial answer ";
+      spec.ending = f.stream;
+      spec.error_status = f.status;
+      return stream_outcome(spec);
+    }
     Outcome out;
     out.drop = f.close_without_response;
     out.status = f.status;
@@ -346,6 +328,13 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
   std::uint64_t n = ++completions;
   std::int64_t prompt = prompt_words + 3;
   std::int64_t completion = count_words(answer) + 1;
+  if (streamed) {
+    spec.id = (anthropic ? "msg_fake_" : "chatcmpl-fake-") + std::to_string(n);
+    spec.answer = answer;
+    spec.prompt = prompt;
+    spec.completion = completion;
+    return stream_outcome(spec);
+  }
 
   boost::json::object res;
   if (anthropic) {

@@ -17,7 +17,10 @@
 // gets the answer it would have got without the fault.
 //
 // Endpoints: POST .../chat/completions (OpenAI chat.completion), POST
-// .../v1/messages (Anthropic message), GET .../models (one model). Usage is
+// .../v1/messages (Anthropic message), GET .../models (one model). A body
+// with "stream": true gets the same answer as server-sent events, in the
+// provider's chunk format (OpenAI's usage chunk only with
+// stream_options.include_usage), split into a few deltas. Usage is
 // deterministic: prompt = words in all message contents (and the Anthropic
 // system prompt) + 3, completion = words in the answer + 1.
 namespace gate::testing {
@@ -34,16 +37,32 @@ struct Fault {
   std::string body; // "" = a generic OpenAI-style error body for the status
   std::vector<std::pair<std::string, std::string>> headers;
   bool close_without_response = false; // drop the connection instead
+  // For streamed requests only (a fault with it set skips the others): a
+  // 200 event stream that carries half the answer, then "error" (an error
+  // event, with `status`'s error type) or "cut" (ends without the end
+  // marker).
+  std::string stream = {};
+  // When > 0: a storm. Every matching request within this many ms of the
+  // first one gets the fault (`times` is ignored); later ones do not.
+  double during_ms = 0;
 };
 
 struct Script {
   std::vector<Rule> rules;   // first match wins; no match → "echo: <message>"
   std::vector<Fault> faults; // checked before rules
   double latency_ms = 0;     // added before every response
+  // When set, only the routes right below this prefix exist ("/v1":
+  // /v1/chat/completions answers, /chat/completions and
+  // /v1/v1/chat/completions are 404s), as on a real provider.
+  std::string prefix = {};
+  // When not empty, the models GET .../models lists; a completion for any
+  // other model is a 404 model_not_found. Empty: one model, any name accepted.
+  std::vector<std::string> models = {};
 };
 
 // Reads a script from JSON: {"latency_ms": n, "rules": [{"match", "answers"}],
-// "faults": [{"match","status","times","body","headers":{name: value},"close"}]}.
+// "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms"}],
+// "prefix": "/v1", "models": ["a", "b"]}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys
 // and wrong types are Error(bad_input) naming `where`.
 Script parse_script(const std::string& json_text, const std::string& where = "script");
@@ -52,6 +71,11 @@ struct RequestLog {
   std::string method, target, body;
   std::map<std::string, std::string> headers; // lowercase names
 };
+
+// Unsets what changes how a client connects: trust (SSL_CERT_FILE,
+// SSL_CERT_DIR), proxies (HTTP(S)_PROXY, NO_PROXY, either case) and
+// GATE_ALLOW_HTTP, so that a test sees only what it sets itself.
+void clear_network_env();
 
 class FakeUpstream {
 public:

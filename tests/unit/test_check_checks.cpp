@@ -324,7 +324,7 @@ TEST_CASE("parse errors name where and what was expected") {
   std::string e = parse_error(R"({"type":"contain","value":"x"})");
   CHECK(has(e,
             "unknown check type \"contain\" (known: equals, contains, icontains, not_contains, starts_with, "
-            "contains_any, contains_all, regex, json, number, length)"));
+            "contains_any, contains_all, regex, json, number, length, llm_judge)"));
   CHECK(has(parse_error(R"({"type":"contains","value":"x","ignore_case":true})"),
             "check \"contains\": unknown field \"ignore_case\" (expected: type, name, value)"));
   CHECK(has(parse_error(R"({"type":"equals","value":"x","trim":"yes"})"),

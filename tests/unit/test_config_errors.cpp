@@ -73,8 +73,8 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
-      "max_tokens, timeout, max_retries, ca_file";
-  const std::string top_keys = "suite, model, runs, concurrency, token_band_pct, include_polluted, cache, "
+      "max_tokens, timeout, max_retries, ca_file, stream, requests_per_minute, tokens_per_minute";
+  const std::string top_keys = "suite, model, judge, runs, concurrency, token_band_pct, include_polluted, cache, "
                                "thresholds, baseline, outputs";
   // "nmae" -> "name" is two substitutions.
   CHECK(load_error(k_minimal + "  nmae: x\n") ==
@@ -133,7 +133,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
         "gate.yaml:1:8: model: expected a mapping of keys (provider, base_url, api_key_env, key_alias, name, "
-        "temperature, top_p, seed, max_tokens, timeout, max_retries, ca_file), got \"gpt-4o\"");
+        "temperature, top_p, seed, max_tokens, timeout, max_retries, ca_file, stream, requests_per_minute, "
+        "tokens_per_minute), got \"gpt-4o\"");
 }
 
 TEST_CASE("lists, hashes, URLs and variable names are checked") {

@@ -227,3 +227,37 @@ TEST_CASE("a missing file is bad input naming it") {
     CHECK(std::string(e.what()).find(missing.string()) != std::string::npos);
   }
 }
+
+TEST_CASE("live-call keys: streaming, shared budgets and the judge") {
+  Scratch s;
+  const Config d;
+  CHECK_FALSE(d.model.stream);
+  CHECK_FALSE(d.model.requests_per_minute.has_value());
+  CHECK_FALSE(d.model.tokens_per_minute.has_value());
+  CHECK(d.judge.model.empty());
+  CHECK(d.judge.temperature == 0.0);
+  CHECK(d.judge.max_tokens == 256);
+  const fs::path file = s.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\n"
+                                             "  stream: true\n"                // 5
+                                             "  requests_per_minute: 500\n"    // 6
+                                             "  tokens_per_minute: 2.5e5\n"    // 7
+                                             "judge:\n"                        // 8
+                                             "  model: grader-1\n"             // 9
+                                             "  temperature: null\n"           // 10
+                                             "  max_tokens: 64\n");            // 11
+  const Config c = load(file);
+  CHECK(c.model.stream);
+  CHECK(c.model.requests_per_minute == 500.0);
+  CHECK(c.model.tokens_per_minute == 250000.0);
+  CHECK(c.judge.model == "grader-1");
+  CHECK_FALSE(c.judge.temperature.has_value());
+  CHECK(c.judge.max_tokens == 64);
+  CHECK(c.origin.at("model.stream") == file.string() + ":5");
+  CHECK(c.origin.at("judge.max_tokens") == file.string() + ":11");
+  CHECK(load_error(k_minimal + "  requests_per_minute: 0\n") ==
+        "gate.yaml:5:24: model.requests_per_minute: expected a number > 0 or null, got 0");
+  CHECK(load_error(k_minimal + "  stream: yes please\n") ==
+        "gate.yaml:5:11: model.stream: expected true or false, got \"yes please\"");
+  CHECK(load_error(k_minimal + "judge:\n  max_tokens: 8\n") ==
+        "gate.yaml:6:15: judge.max_tokens: expected an integer in 16..1000000000, got 8");
+}

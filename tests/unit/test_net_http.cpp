@@ -71,6 +71,17 @@ TEST_CASE("fake upstream scripts are read strictly") {
   CHECK(s.faults[0].status == 429);
   CHECK(s.faults[0].times == 2);
   CHECK(s.faults[0].match == "");
+  s = script_from(R"({"prefix":"/v1","models":["a","b"],
+    "faults":[{"status":529,"stream":"error"},{"status":429,"during_ms":300}]})");
+  CHECK(s.prefix == "/v1");
+  CHECK(s.models == std::vector<std::string>{"a", "b"});
+  REQUIRE(s.faults.size() == 2);
+  CHECK(s.faults[0].stream == "error");
+  CHECK(s.faults[1].during_ms == 300);
+  for (const char* bad : {R"({"faults":[{"stream":"cutt"}]})", R"({"models":[1]})", R"({"prefix":3})"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(gate::testing::parse_script(bad), gate::Error);
+  }
   for (const char* bad : {R"({"rulez":[]})", R"({"rules":[{"answers":[]}]})", R"({"faults":[{"status":99}]})",
                           R"({"faults":[{"status":"500"}]})", R"({"latency_ms":-1})", "[1,"}) {
     CAPTURE(bad);

@@ -11,6 +11,7 @@
 #include <gate/net/proxy.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
+#include <tests/support/fake_upstream.hpp>
 
 namespace {
 
@@ -18,11 +19,6 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 constexpr const char* k_canary = "sk-canary-7f3a9b1c2d4e5f60";
-
-void clear_env() {
-  for (const char* v : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"})
-    unsetenv(v);
-}
 
 } // namespace
 
@@ -67,7 +63,7 @@ TEST_CASE("proxy URLs: credentials become a redacted Basic header, errors never 
 }
 
 TEST_CASE("the proxy from the environment: lowercase first, NO_PROXY, never for loopback") {
-  clear_env();
+  gate::testing::clear_network_env();
   CHECK_FALSE(gate::net::proxy_from_env("https", "api.example.com").has_value());
   setenv("HTTPS_PROXY", "http://upper:8080", 1);
   setenv("https_proxy", "http://lower:8081", 1);
@@ -83,7 +79,7 @@ TEST_CASE("the proxy from the environment: lowercase first, NO_PROXY, never for 
   CHECK(gate::net::proxy_from_env("https", "api.other.com").has_value());
   for (const char* host : {"localhost", "127.0.0.1", "127.3.2.1", "[::1]"})
     CHECK_FALSE(gate::net::proxy_from_env("https", host).has_value());
-  clear_env();
+  gate::testing::clear_network_env();
 }
 
 TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the credentials; not retried") {
@@ -104,7 +100,7 @@ TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the cred
                                          "Content-Length: 0\r\nConnection: close\r\n\r\n")),
                 ec);
   });
-  clear_env();
+  gate::testing::clear_network_env();
   setenv("HTTPS_PROXY", ("http://bob:pr0xy-pass@127.0.0.1:" + std::to_string(port)).c_str(), 1);
   setenv("GATE_TEST_PROXY_KEY", k_canary, 1);
   gate::config::ModelConfig m;
@@ -119,7 +115,7 @@ TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the cred
   int attempts = 0;
   auto r = client->send({"openai", "/chat/completions", "{}"}, attempts);
   proxy.join();
-  clear_env();
+  gate::testing::clear_network_env();
   CHECK(attempts == 1);
   CHECK(connections == 1);
   CHECK(r.status == 0);

@@ -64,12 +64,6 @@ Pki& pki() {
   return p;
 }
 
-void clear_env() {
-  for (const char* v :
-       {"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"})
-    unsetenv(v);
-}
-
 HttpOptions fast() {
   HttpOptions o;
   o.backoff_base_s = 0.001;
@@ -78,7 +72,7 @@ HttpOptions fast() {
 }
 
 gate::config::ModelConfig model_at(const std::string& base_url) {
-  clear_env();
+  gate::testing::clear_network_env();
   setenv(k_key_env, k_canary, 1);
   gate::register_secret(k_canary);
   gate::config::ModelConfig m;

@@ -1,0 +1,60 @@
+#include <gate/net/fetch.hpp>
+
+#include <boost/beast/http/verb.hpp>
+
+#include <gate/net/transport.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
+
+namespace gate::net {
+
+namespace {
+
+namespace http = boost::beast::http;
+
+// "scheme://authority/rest?query" → the origin (for parse_url) and the
+// request target.
+std::pair<std::string, std::string> split_url(const std::string& url) {
+  auto sep = url.find("://");
+  std::size_t path_at = sep == std::string::npos ? std::string::npos : url.find_first_of("/?#", sep + 3);
+  std::string origin = url.substr(0, path_at);
+  std::string target = path_at == std::string::npos ? "/" : url.substr(path_at);
+  if (target.front() == '?') target.insert(0, "/");
+  if (target.find('#') != std::string::npos)
+    throw_bad_input("fetch URL \"" + redact(url) + "\": a fragment cannot be sent");
+  for (unsigned char c : target)
+    if (c <= 0x20 || c >= 0x7f)
+      throw_bad_input("fetch URL \"" + redact(url) + "\": the path and query must be percent-encoded");
+  return {origin, target};
+}
+
+} // namespace
+
+model::ApiResponse fetch(const FetchRequest& r) {
+  http::verb method = http::string_to_verb(r.method);
+  if (method == http::verb::unknown || method == http::verb::connect)
+    throw_bad_input("fetch: unsupported HTTP method \"" + redact(r.method) + "\"");
+  auto [origin, target] = split_url(r.url);
+  HttpOptions options;
+  double timeout_s = r.timeout_s > 0 ? r.timeout_s : 30.0;
+  detail::Transport transport(origin, r.ca_file, options, "the request");
+  // The target already holds the whole path: parse_url kept no prefix.
+  detail::Request req = transport.make_request(method, target);
+  for (const auto& [name, value] : r.headers) {
+    for (unsigned char c : name + value)
+      if (c < 0x20 || c == 0x7f)
+        throw_bad_input("fetch: header \"" + redact(name) + "\" holds a control character");
+    req.set(name, value);
+  }
+  if (!r.body.empty() || method == http::verb::post || method == http::verb::put ||
+      method == http::verb::patch) {
+    req.body() = r.body;
+    req.prepare_payload();
+  }
+  auto start = detail::Mono::now();
+  detail::Exchange e = transport.exchange(req, detail::after(timeout_s), timeout_s);
+  double latency_ms = std::chrono::duration<double, std::milli>(detail::Mono::now() - start).count();
+  return detail::to_response(std::move(e), latency_ms);
+}
+
+} // namespace gate::net

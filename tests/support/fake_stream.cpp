@@ -1,0 +1,102 @@
+#include <tests/support/fake_stream.hpp>
+
+#include <boost/json.hpp>
+#include <vector>
+
+namespace gate::testing {
+
+namespace {
+
+// The answer in a few pieces, each ending after a space, so streams carry
+// several deltas.
+std::vector<std::string> pieces(const std::string& answer) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < answer.size()) {
+    std::size_t space = answer.find(' ', start);
+    std::size_t end = space == std::string::npos ? answer.size() : space + 1;
+    out.push_back(answer.substr(start, end - start));
+    start = end;
+  }
+  return out;
+}
+
+std::string sse(const std::string& event, const boost::json::value& data) {
+  std::string out = event.empty() ? "" : "event: " + event + "\n";
+  return out + "data: " + boost::json::serialize(data) + "\n\n";
+}
+
+const char* error_type(int status) {
+  return status == 401   ? "authentication_error"
+         : status == 403 ? "permission_error"
+         : status == 404 ? "not_found_error"
+         : status == 429 ? "rate_limit_error"
+         : status == 529 ? "overloaded_error"
+         : status >= 500 ? "server_error"
+                         : "invalid_request_error";
+}
+
+} // namespace
+
+std::string stream_body(const StreamSpec& s) {
+  namespace bj = boost::json;
+  std::string out;
+  if (s.anthropic) {
+    bj::object usage{{"input_tokens", s.prompt}, {"output_tokens", 1}};
+    bj::object message{{"id", s.id},       {"type", "message"},      {"role", "assistant"},
+                       {"model", s.model}, {"content", bj::array{}}, {"stop_reason", nullptr},
+                       {"usage", usage}};
+    out += sse("message_start", bj::object{{"type", "message_start"}, {"message", message}});
+    out +=
+        sse("content_block_start", bj::object{{"type", "content_block_start"},
+                                              {"index", 0},
+                                              {"content_block", bj::object{{"type", "text"}, {"text", ""}}}});
+    out += ": keep-alive comment\n\n";
+    out += sse("ping", bj::object{{"type", "ping"}});
+    for (const auto& p : pieces(s.answer))
+      out +=
+          sse("content_block_delta", bj::object{{"type", "content_block_delta"},
+                                                {"index", 0},
+                                                {"delta", bj::object{{"type", "text_delta"}, {"text", p}}}});
+    if (s.ending == "error")
+      return out + sse("error", bj::object{{"type", "error"},
+                                           {"error", bj::object{{"type", error_type(s.error_status)},
+                                                                {"message", "fake upstream stream fault"}}}});
+    if (s.ending == "cut") return out;
+    out += sse("content_block_stop", bj::object{{"type", "content_block_stop"}, {"index", 0}});
+    out += sse("message_delta",
+               bj::object{{"type", "message_delta"},
+                          {"delta", bj::object{{"stop_reason", "end_turn"}, {"stop_sequence", nullptr}}},
+                          {"usage", bj::object{{"output_tokens", s.completion}}}});
+    return out + sse("message_stop", bj::object{{"type", "message_stop"}});
+  }
+  auto chunk = [&](bj::object delta, bj::value finish) {
+    bj::object choice{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}};
+    bj::object c{{"id", s.id},
+                 {"object", "chat.completion.chunk"},
+                 {"model", s.model},
+                 {"choices", bj::array{std::move(choice)}}};
+    if (s.include_usage) c["usage"] = nullptr;
+    return sse("", c);
+  };
+  out += chunk(bj::object{{"role", "assistant"}, {"content", ""}}, nullptr);
+  for (const auto& p : pieces(s.answer))
+    out += chunk(bj::object{{"content", p}}, nullptr);
+  if (s.ending == "error")
+    return out + sse("", bj::object{{"error", bj::object{{"message", "fake upstream stream fault"},
+                                                         {"type", error_type(s.error_status)},
+                                                         {"code", nullptr}}}});
+  if (s.ending == "cut") return out;
+  out += chunk(bj::object{}, "stop");
+  if (s.include_usage)
+    out += sse("", bj::object{{"id", s.id},
+                              {"object", "chat.completion.chunk"},
+                              {"model", s.model},
+                              {"choices", bj::array{}},
+                              {"usage", bj::object{{"prompt_tokens", s.prompt},
+                                                   {"completion_tokens", s.completion},
+                                                   {"total_tokens", s.prompt + s.completion}}}});
+  return out + "data: [DONE]\n\n";
+}
+
+} // namespace gate::testing

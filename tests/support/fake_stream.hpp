@@ -1,0 +1,24 @@
+#pragma once
+
+// Internal to the fake upstream: answers as server-sent events, in each
+// provider's chunk format, for requests that ask to stream.
+
+#include <cstdint>
+#include <string>
+
+namespace gate::testing {
+
+struct StreamSpec {
+  bool anthropic = false;
+  std::string id, model, answer;
+  std::int64_t prompt = 0, completion = 0;
+  bool include_usage = false; // OpenAI: send the usage chunk
+  std::string ending;         // "" (complete), "error" (an error event) or "cut" (no end marker)
+  int error_status = 500;     // the error event's type follows this status
+};
+
+// The whole event stream, split into a few text deltas, with a comment and
+// (Anthropic) a ping among the events as real providers send them.
+std::string stream_body(const StreamSpec& s);
+
+} // namespace gate::testing
