@@ -54,9 +54,12 @@ const std::vector<Command>& commands() {
       {"suite", "verify a suite, or add a new pinned version of it", cmd_suite},
       {"cache", "show, verify or prune the response cache", cmd_cache},
       {"config", "show the effective configuration and where each value came from", cmd_config},
-      {"doctor", "check key, proxy, DNS, TCP, TLS and one completion against the model", cmd_doctor},
+      {"merge", "combine partial reports from `gate run --shard i/n` into one report", cmd_merge},
       {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`", cmd_analyze},
+      {"hook", "install or remove a git pre-push hook that runs the gate", cmd_hook},
+      {"comment", "post or update gate's verdict comment on the current GitHub pull request", cmd_comment},
       {"rank", "rank strategies of one suite by Bradley–Terry Elo per token", cmd_rank},
+      {"doctor", "check key, proxy, DNS, TCP, TLS and one completion against the model", cmd_doctor},
       {"version", "print gate's version", cmd_version},
       {"help", "show this help, or a command's", cmd_help},
   };

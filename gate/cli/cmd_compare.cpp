@@ -59,9 +59,10 @@ int cmd_compare(const Args& args) {
   po::options_description desc("gate compare options");
   desc.add_options()("help,h", "show this help")("baseline,b", po::value<std::string>()->required(),
                                                  "the committed baseline report")(
-      "current", po::value<std::string>()->required(), "the report to judge")(
-      "config,c", po::value<std::string>(), "take thresholds from this gate.yaml")(
-      "elo", "add the current report's Elo against the baseline's (Bradley–Terry over tasks) to the Markdown");
+      "current", po::value<std::string>()->required(),
+      "the report to judge")("config,c", po::value<std::string>(), "take thresholds from this gate.yaml")(
+      "elo",
+      "add the current report's Elo against the baseline's (Bradley–Terry over tasks) to the Markdown");
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate compare --baseline BASE.json --current report.json [options]"))
@@ -76,7 +77,8 @@ int cmd_compare(const Args& args) {
 int cmd_check(const Args& args) {
   po::options_description desc("gate check options (run, then compare with the configured baseline)");
   add_run_options(desc);
-  desc.add_options()("baseline,b", po::value<std::string>(), "the baseline (default: `baseline` in gate.yaml)");
+  desc.add_options()("baseline,b", po::value<std::string>(),
+                     "the baseline (default: `baseline` in gate.yaml)");
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
@@ -85,7 +87,8 @@ int cmd_check(const Args& args) {
   config::Config cfg = load_config(vm["config"].as<std::string>(), {});
   fs::path b_file = vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : cfg.baseline;
   if (b_file.empty())
-    throw Error(Exit::bad_input, cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
+    throw Error(Exit::bad_input,
+                cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
   report::Report base = read_report(b_file, "baseline");
 
   RunResult run = run_from_options(vm);
@@ -101,8 +104,8 @@ int cmd_baseline(const Args& args) {
   desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "update")(
       "report,r", po::value<std::string>()->required(), "the report to promote")(
       "baseline,b", po::value<std::string>(), "the baseline file (default: `baseline` in gate.yaml)")(
-      "config,c", po::value<std::string>(), "the gate.yaml naming the baseline")(
-      "force", "replace the baseline even when the suite changed");
+      "config,c", po::value<std::string>(),
+      "the gate.yaml naming the baseline")("force", "replace the baseline even when the suite changed");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;
@@ -112,8 +115,8 @@ int cmd_baseline(const Args& args) {
   if (!vm.count("action") || vm["action"].as<std::string>() != "update")
     throw Error(Exit::bad_input, "usage: gate baseline update --report report.json [--baseline FILE]");
   auto cfg = optional_config(vm);
-  fs::path b_file = vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>())
-                                         : (cfg ? cfg->baseline : fs::path());
+  fs::path b_file =
+      vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : (cfg ? cfg->baseline : fs::path());
   if (b_file.empty()) throw Error(Exit::bad_input, "gate baseline update: pass --baseline FILE or --config");
   const fs::path r_file = vm["report"].as<std::string>();
   report::Report next = read_report(r_file, "report");
@@ -136,8 +139,8 @@ int cmd_baseline(const Args& args) {
               << render::verdict_markdown(v, {65536, r_file.filename().string()}) << "\n";
   }
   report::write(next, b_file);
-  std::cout << "baseline " << b_file.string() << " updated from " << r_file.string() << " (" << next.tasks.size()
-            << " tasks); commit it with the change it accepts\n";
+  std::cout << "baseline " << b_file.string() << " updated from " << r_file.string() << " ("
+            << next.tasks.size() << " tasks); commit it with the change it accepts\n";
   return 0;
 }
 

@@ -24,8 +24,11 @@ int cmd_config(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_check(const Args& args);
 int cmd_baseline(const Args& args);
+int cmd_merge(const Args& args);
+int cmd_hook(const Args& args);
+int cmd_comment(const Args& args);
 int cmd_rank(const Args& args);
-int cmd_analyze(const Args& args);
 int cmd_doctor(const Args& args);
+int cmd_analyze(const Args& args);
 
 } // namespace gate::cli

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The steps of the gate GitHub Action (action.yml), one per subcommand, so
+# that they can run (and be tested) outside GitHub with a fake environment:
+#   run.sh deps | cache-key | build | check | comment | enforce
+# Inputs arrive as INPUT_* environment variables (action.yml maps them; they
+# are never pasted into a script, so no input can inject shell). Outputs go
+# to $GITHUB_OUTPUT, the summary to $GITHUB_STEP_SUMMARY.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build_dir=${GATE_BUILD_DIR:-$root/build-action}
+gate=${GATE_BIN:-$build_dir/gate}
+out_dir=${INPUT_OUT_DIR:-.gate/ci}
+output=${GITHUB_OUTPUT:-/dev/null}
+summary=${GITHUB_STEP_SUMMARY:-/dev/null}
+
+fail() { echo "::error::gate action: $*" >&2; exit 2; }
+
+# name=value to $GITHUB_OUTPUT; a value with a newline uses the heredoc form
+# with a random delimiter that cannot occur in the value.
+set_output() {
+  if [[ $2 == *$'\n'* ]]; then
+    local delim
+    delim="gate_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    printf '%s<<%s\n%s\n%s\n' "$1" "$delim" "$2" "$delim" >>"$output"
+  else
+    printf '%s=%s\n' "$1" "$2" >>"$output"
+  fi
+}
+
+# A value from the verdict JSON (gate.verdict/1): the layout puts every
+# top-level member and every metric on its own line with keys in a fixed
+# order (docs/verdict-schema.md), so a line match reads it exactly; nothing
+# is computed here.
+top_field() { sed -n "s/^\"$2\":\([^,]*\),\{0,1\}\$/\1/p" "$1" | head -n1; }
+metric_field() { sed -n "s/^{\"key\":\"$2\",.*\"$3\":\([^,}]*\).*/\1/p" "$1" | head -n1; }
+
+deps() {
+  if [ "$(id -u)" -eq 0 ]; then
+    bash "$root/.ci/deps"
+  elif command -v sudo >/dev/null; then
+    sudo bash "$root/.ci/deps"
+  else
+    bash "$root/.ci/deps"
+  fi
+}
+
+# The build cache key: the sources that make the binary, and the OS.
+cache_key() {
+  local sum
+  sum=$(cd "$root" && find CMakeLists.txt gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name 'CMakeLists.txt' \) |
+    LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+  set_output key "gate-build-$(uname -s)-$(uname -m)-$sum"
+}
+
+build() {
+  GATE_BUILD_DIR=$build_dir GATE_TARGET=gate bash "$root/.ci/build" -DGATE_BUILD_TESTS=OFF
+}
+
+# Words of a whitespace-separated input, never glob-expanded.
+words() {
+  local -n into=$1
+  set -f
+  # shellcheck disable=SC2034,SC2206
+  into=($2)
+  set +f
+}
+
+check() {
+  [ -x "$gate" ] || fail "no gate binary at $gate (did the build step run?)"
+  mkdir -p "$out_dir"
+  # Nothing from an earlier step may pass for this run's result.
+  # (A report given as input stays: it may live here.)
+  [ -n "${INPUT_REPORTS:-}" ] || rm -f "$out_dir"/report.json
+  rm -f "$out_dir"/report.md "$out_dir"/report.xml "$out_dir"/verdict.* \
+    "$out_dir"/cache-misses.txt "$out_dir"/artifacts.txt
+  local -a args=() extra=() thresholds=() reports=()
+  words thresholds "${INPUT_THRESHOLDS:-}"
+  for t in "${thresholds[@]}"; do
+    [[ $t =~ ^[a-z0-9-]+=[A-Za-z0-9.]+$ ]] || fail "thresholds: expected name=value (e.g. max-success-drop-pp=3), got \"$t\""
+    args+=("--${t%%=*}" "${t#*=}")
+  done
+  words extra "${INPUT_ARGS:-}"
+  local config=${INPUT_CONFIG:-gate.yaml} baseline=${INPUT_BASELINE:-} shard=${INPUT_SHARD:-}
+  local report=$out_dir/report.json code=0
+  local -a verdict_files=(--json "$out_dir/verdict.json" --markdown "$out_dir/verdict.md" --html "$out_dir/verdict.html")
+
+  if [ -n "${INPUT_REPORTS:-}" ]; then
+    # Compare reports made elsewhere: one, or partial ones merged first.
+    [ -n "$baseline" ] || fail "the reports input needs the baseline input"
+    words reports "${INPUT_REPORTS}"
+    local -a files=()
+    for pattern in "${reports[@]}"; do
+      # shellcheck disable=SC2206
+      local -a matched=($pattern)
+      [ -e "${matched[0]}" ] || fail "reports: nothing matches \"$pattern\""
+      files+=("${matched[@]}")
+    done
+    if [ "${#files[@]}" -gt 1 ]; then
+      "$gate" merge --out "$report" "${files[@]}" || code=$?
+    else
+      report=${files[0]}
+    fi
+    if [ "$code" -eq 0 ]; then
+      "$gate" compare --baseline "$baseline" --current "$report" --config "$config" "${verdict_files[@]}" \
+        "${args[@]}" "${extra[@]}" || code=$?
+    fi
+  elif [ -n "$shard" ]; then
+    # One slice of a sharded suite: a partial report for a later merge job.
+    "$gate" run --config "$config" --shard "$shard" --out "$out_dir" ${INPUT_MODE:+--mode "$INPUT_MODE"} \
+      "${extra[@]}" || code=$?
+  else
+    "$gate" check --config "$config" --out "$out_dir" ${baseline:+--baseline "$baseline"} \
+      ${INPUT_MODE:+--mode "$INPUT_MODE"} "${verdict_files[@]}" "${args[@]}" "${extra[@]}" || code=$?
+  fi
+
+  local verdict
+  case $code in
+    0) verdict=pass ;;
+    1) verdict=fail ;;
+    4) verdict=cache-miss ;;
+    *) verdict=error ;;
+  esac
+  [ -n "$shard" ] && [ "$code" -eq 0 ] && verdict=partial
+  set_output verdict "$verdict"
+  set_output exit-code "$code"
+  local v=$out_dir/verdict.json
+  if [ -f "$v" ]; then
+    set_output success-rate "$(metric_field "$v" success_rate current)"
+    set_output delta-pp "$(metric_field "$v" success_rate delta)"
+    set_output consistency-gap "$(metric_field "$v" consistency_gap current)"
+    set_output regressed "$(top_field "$v" regressed)"
+  fi
+  [ -f "$report" ] && set_output report-path "$report"
+
+  if [ "$code" -eq 4 ]; then
+    {
+      echo "### ⚠ gate: responses missing from the cache"
+      echo
+      echo "This run was replay-only (a fork PR has no API key) and some responses are not recorded."
+      echo "A maintainer records them with the key (\`gate run --config $config --mode replay\`) on a push to main,"
+      echo "or locally, and commits or caches them. The list is in the artifact (cache-misses.txt)."
+    } >>"$summary"
+  elif [ "$verdict" = error ]; then
+    echo "### ❌ gate could not run (exit $code); see the job log" >>"$summary"
+  elif [ "$verdict" = partial ]; then
+    echo "### gate: shard $shard ran; its partial report is merged by a later job" >>"$summary"
+  fi
+
+  local list=""
+  for f in "$report" "$out_dir/report.md" "$out_dir/verdict.md" "$out_dir/verdict.json" "$out_dir/verdict.html" \
+    "$out_dir/cache-misses.txt"; do
+    [ -f "$f" ] && list+="$f"$'\n'
+  done
+  list=${list%$'\n'}
+  set_output artifact-paths "$list"
+  printf '%s\n' "$list" >"$out_dir/artifacts.txt"
+  set_output artifact-name "gate-report${shard:+-shard-${shard%/*}-of-${shard#*/}}"
+}
+
+comment() {
+  local v=$out_dir/verdict.json
+  [ -f "$v" ] || { echo "gate action: no verdict to comment on" >&2; return 0; }
+  # A comment is a convenience: failing to post one never fails the job.
+  "$gate" comment --report "$v" --id "${INPUT_COMMENT_ID:-verdict}" ||
+    echo "::warning::gate: the PR comment could not be posted (exit $?); the verdict is in the job summary"
+}
+
+enforce() {
+  local code=${GATE_EXIT:-}
+  [ -n "$code" ] || fail "the check step did not finish"
+  case $code in
+    0) exit 0 ;;
+    1) echo "::error::gate: the gate failed (see the verdict in the job summary)" ;;
+    4) echo "::error::gate: responses missing from the cache (see the job summary)" ;;
+    *) echo "::error::gate could not run (exit $code)" ;;
+  esac
+  exit "$code"
+}
+
+case ${1:-} in
+  deps) deps ;;
+  cache-key) cache_key ;;
+  build) build ;;
+  check) check ;;
+  comment) comment ;;
+  enforce) enforce ;;
+  *) echo "usage: run.sh deps|cache-key|build|check|comment|enforce" >&2; exit 2 ;;
+esac

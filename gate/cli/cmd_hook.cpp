@@ -1,0 +1,197 @@
+#include <array>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gate/cli/common.hpp>
+#include <gate/util/atomic_file.hpp>
+#include <gate/util/error.hpp>
+
+namespace gate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Written into every hook gate installs: uninstall removes a hook only when
+// it carries this line, so a hook someone else wrote is never deleted.
+constexpr std::string_view k_marker = "# gate-hook: pre-push v1";
+constexpr const char* k_chained_name = "pre-push.gate-chained";
+
+// The first line a fixed git command prints; nullopt when git fails (not a
+// repository, git missing).
+std::optional<std::string> git_line(const char* command) {
+  FILE* pipe = ::popen(command, "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr)
+    out += buf.data();
+  const int status = ::pclose(pipe);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || out.empty()) return std::nullopt;
+  return out.substr(0, out.find('\n'));
+}
+
+struct Repo {
+  fs::path top;   // the work tree's root, where git runs hooks
+  fs::path hooks; // .git/hooks, or core.hooksPath
+};
+
+Repo find_repo() {
+  auto top = git_line("git rev-parse --show-toplevel 2>/dev/null");
+  auto hooks = git_line("git rev-parse --git-path hooks 2>/dev/null");
+  if (!top || !hooks)
+    throw Error(Exit::bad_input, "gate hook: not inside a git work tree (run it from your repository)");
+  return {fs::path(*top), fs::absolute(*hooks).lexically_normal()};
+}
+
+// Single-quoted for sh: the only character to escape is the quote itself.
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Filesystem failures are "could not run" (exit 3), never an internal error.
+void move_file(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec)
+    throw Error(Exit::cannot_run,
+                "cannot move " + from.string() + " to " + to.string() + ": " + ec.message());
+}
+
+bool written_by_gate(const fs::path& hook) {
+  return fs::exists(hook) && read_file(hook).find(k_marker) != std::string::npos;
+}
+
+std::string hook_script(const fs::path& gate_binary, const std::string& config, bool chained) {
+  std::string s = "#!/bin/sh\n";
+  s += std::string(k_marker) + "\n";
+  s += "# Installed by `gate hook install`; `gate hook uninstall` removes it.\n"
+       "# Runs the gate replay-only (fast, offline) before every push and blocks\n"
+       "# the push when it fails. Skip it once with: git push --no-verify\n";
+  s += "gate_bin=" + sh_quote(gate_binary.string()) + "\n";
+  s += "config=" + sh_quote(config) + "\n";
+  if (chained) {
+    // The hook that was here before runs first, with git's arguments and
+    // the list of refs git writes to our stdin.
+    s += "refs=$(mktemp) || exit 1\n"
+         "cat >\"$refs\"\n"
+         "\"$(dirname \"$0\")/" +
+         std::string(k_chained_name) +
+         "\" \"$@\" <\"$refs\"\n"
+         "chained_exit=$?\n"
+         "rm -f \"$refs\"\n"
+         "[ \"$chained_exit\" -eq 0 ] || exit \"$chained_exit\"\n";
+  }
+  // clang-format off
+  s += R"sh(cd "$(git rev-parse --show-toplevel)" || exit 1
+if [ ! -x "$gate_bin" ]; then
+  gate_bin=$(command -v gate) || {
+    echo "gate pre-push hook: the gate binary is gone; reinstall the hook, or push once with git push --no-verify" >&2
+    exit 1
+  }
+fi
+out=$("$gate_bin" check --config "$config" --mode replay-only --quiet --format md 2>&1)
+code=$?
+[ "$code" -eq 0 ] && exit 0
+printf '%s\n' "$out" >&2
+case $code in
+  1) why="the gate failed: a regression against the baseline (above). If the change is intended, accept it with gate baseline update and commit the new baseline" ;;
+  4) why="responses are missing from the cache (replay-only). Record them with your key: gate run --config $config --mode replay, then commit the cache" ;;
+  *) why="gate could not check (exit $code, above)" ;;
+esac
+echo "gate pre-push hook: push blocked: $why." >&2
+echo "To push anyway, once: git push --no-verify" >&2
+exit 1
+)sh";
+  // clang-format on
+  return s;
+}
+
+int install(const po::variables_map& vm) {
+  const Repo repo = find_repo();
+  const fs::path config = fs::absolute(vm["config"].as<std::string>()).lexically_normal();
+  if (!fs::exists(config))
+    throw Error(Exit::bad_input,
+                "gate hook install: no config file " + config.string() + " (pass --config FILE)");
+  // Relative to the work tree when inside it, so the hook survives a move
+  // of the clone.
+  const fs::path rel = config.lexically_relative(repo.top);
+  const std::string config_text = !rel.empty() && *rel.begin() != ".." ? rel.string() : config.string();
+
+  const fs::path hook = repo.hooks / "pre-push";
+  const fs::path chained = repo.hooks / k_chained_name;
+  if (fs::exists(hook) && !written_by_gate(hook)) {
+    if (vm.count("chain") == 0)
+      throw Error(
+          Exit::bad_input,
+          hook.string() +
+              " exists and was not written by gate; left untouched. Pass --chain to keep it and run it "
+              "before gate's check, or remove it yourself");
+    if (fs::exists(chained))
+      throw Error(Exit::bad_input, chained.string() + " already exists; left untouched (remove it first)");
+    move_file(hook, chained);
+    std::cout << "kept your pre-push hook as " << chained.string() << "; it runs before gate's check\n";
+  }
+  ensure_directory(repo.hooks);
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  const fs::path gate_binary =
+      n > 0 ? fs::path(std::string(self, static_cast<std::size_t>(n))) : fs::path("gate");
+  write_file_atomically(hook, hook_script(gate_binary, config_text, fs::exists(chained)));
+  std::error_code ec;
+  fs::permissions(hook,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
+  if (ec) throw Error(Exit::cannot_run, "cannot make " + hook.string() + " executable: " + ec.message());
+  std::cout << "installed " << hook.string() << ": every push runs `gate check --config " << config_text
+            << " --mode replay-only`; skip it once with `git push --no-verify`\n";
+  return 0;
+}
+
+int uninstall() {
+  const Repo repo = find_repo();
+  const fs::path hook = repo.hooks / "pre-push";
+  const fs::path chained = repo.hooks / k_chained_name;
+  if (!fs::exists(hook)) {
+    std::cout << "no pre-push hook in " << repo.hooks.string() << "; nothing to remove\n";
+    return 0;
+  }
+  if (!written_by_gate(hook))
+    throw Error(Exit::bad_input, hook.string() + " was not written by gate; left untouched");
+  std::error_code ec;
+  if (!fs::remove(hook, ec) || ec)
+    throw Error(Exit::cannot_run, "cannot remove " + hook.string() + ": " + ec.message());
+  std::cout << "removed " << hook.string() << "\n";
+  if (fs::exists(chained)) {
+    move_file(chained, hook);
+    std::cout << "restored your earlier hook to " << hook.string() << "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int cmd_hook(const Args& args) {
+  po::options_description desc("gate hook options");
+  desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "install | uninstall")(
+      "config,c", po::value<std::string>()->default_value("gate.yaml"),
+      "the gate.yaml the hook checks")("chain", "keep an existing pre-push hook and run it first");
+  po::positional_options_description pos;
+  pos.add("action", 1);
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate hook install|uninstall [--config gate.yaml] [--chain]", &pos))
+    return 0;
+  const std::string action = vm.count("action") ? vm["action"].as<std::string>() : "";
+  if (action == "install") return install(vm);
+  if (action == "uninstall") return uninstall();
+  throw Error(Exit::bad_input, "usage: gate hook install|uninstall [--config gate.yaml] [--chain]");
+}
+
+} // namespace gate::cli

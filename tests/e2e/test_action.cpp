@@ -1,0 +1,281 @@
+// End-to-end: the GitHub Action's steps (action/run.sh, as action.yml runs
+// them) in a fake GitHub environment, and the workflow/action linters.
+#include <doctest.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace gate::e2e;
+
+namespace {
+
+// `bash action/run.sh <step>` in `dir` with a fake GitHub environment plus
+// `env` (the INPUT_* values of action.yml).
+struct Step {
+  int exit_code = -1;
+  std::string out, err;
+  std::map<std::string, std::string> outputs; // parsed $GITHUB_OUTPUT
+  std::string summary;                        // $GITHUB_STEP_SUMMARY
+};
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// name=value lines and name<<DELIM … DELIM blocks.
+std::map<std::string, std::string> parse_outputs(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (auto heredoc = line.find("<<"); heredoc != std::string::npos && line.find('=') > heredoc) {
+      const std::string name = line.substr(0, heredoc), delim = line.substr(heredoc + 2);
+      std::string value, body;
+      while (std::getline(in, body) && body != delim)
+        value += (value.empty() ? "" : "\n") + body;
+      out[name] = value;
+    } else if (auto eq = line.find('='); eq != std::string::npos) {
+      out[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
+  return out;
+}
+
+Step run_step(const fs::path& dir, const std::string& step,
+              const std::map<std::string, std::string>& inputs) {
+  std::map<std::string, std::string> env{
+      {"GATE_BIN", GATE_BINARY},
+      {"GITHUB_ACTIONS", "true"},
+      {"CI", "true"},
+      {"GITHUB_EVENT_NAME", "pull_request"},
+      {"GITHUB_EVENT_PATH", (source_dir() / "fixtures" / "github" / "pull_request.json").string()},
+      {"GITHUB_REPOSITORY", "octo/gate-demo"},
+      {"GITHUB_WORKSPACE", dir.string()},
+      {"GITHUB_OUTPUT", (dir / "github_output").string()},
+      {"GITHUB_STEP_SUMMARY", (dir / "step_summary.md").string()},
+  };
+  for (const auto& [k, v] : inputs)
+    env[k] = v;
+  fs::remove(dir / "github_output");
+  fs::remove(dir / "step_summary.md");
+  std::string command = "cd " + quoted(dir.string()) + " && env -u GATE_DEMO_API_KEY -u GITHUB_TOKEN";
+  for (const auto& [k, v] : env)
+    command += " " + k + "=" + quoted(v);
+  command +=
+      " bash " + quoted((source_dir() / "action" / "run.sh").string()) + " " + step + " >step.out 2>step.err";
+  const int status = std::system(command.c_str());
+  Step s;
+  s.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  s.out = slurp(dir / "step.out");
+  s.err = slurp(dir / "step.err");
+  if (fs::exists(dir / "github_output")) s.outputs = parse_outputs(slurp(dir / "github_output"));
+  if (fs::exists(dir / "step_summary.md")) s.summary = slurp(dir / "step_summary.md");
+  return s;
+}
+
+// A verdict member, as a number: a metric's `field`, or a top-level member
+// when `metric` is empty.
+double verdict_value(const fs::path& verdict, const std::string& metric, const std::string& field) {
+  auto v = read_json(verdict);
+  if (metric.empty()) return v.at(field).to_number<double>();
+  for (const auto& m : v.at("metrics").as_array())
+    if (m.at("key").as_string() == metric) return m.at(field).to_number<double>();
+  FAIL("no metric " << metric);
+  return 0;
+}
+
+// An output must carry the verdict's number exactly (shortest round-trip
+// text), not a rounded or recomputed one.
+double number(const std::string& text) {
+  REQUIRE_FALSE(text.empty());
+  std::size_t used = 0;
+  const double v = std::stod(text, &used);
+  CHECK(used == text.size());
+  return v;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    out.push_back(l);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::string k_baseline = (source_dir() / "baselines" / "demo.json").string();
+
+} // namespace
+
+TEST_CASE("a passing check sets every output from the verdict JSON, the summary and the artifact list") {
+  TempDir tmp;
+  copy_demo(tmp.path());
+  Step s = run_step(
+      tmp.path(), "check",
+      {{"INPUT_CONFIG", "demo/gate.yaml"}, {"INPUT_BASELINE", k_baseline}, {"INPUT_MODE", "replay-only"}});
+  INFO(s.out << s.err);
+  REQUIRE(s.exit_code == 0);
+  const fs::path verdict = tmp.path() / ".gate/ci/verdict.json";
+  REQUIRE(fs::exists(verdict));
+  CHECK(s.outputs["verdict"] == "pass");
+  CHECK(s.outputs["exit-code"] == "0");
+  CHECK(number(s.outputs["success-rate"]) == verdict_value(verdict, "success_rate", "current"));
+  CHECK(number(s.outputs["delta-pp"]) == verdict_value(verdict, "success_rate", "delta"));
+  CHECK(number(s.outputs["consistency-gap"]) == verdict_value(verdict, "consistency_gap", "current"));
+  CHECK(number(s.outputs["regressed"]) == verdict_value(verdict, "", "regressed"));
+  CHECK(s.outputs["success-rate"].rfind("78.0", 0) == 0); // the demo's 78.0%
+  CHECK(s.outputs["report-path"] == ".gate/ci/report.json");
+  CHECK(s.outputs["artifact-name"] == "gate-report");
+  CHECK(lines(s.outputs["artifact-paths"]) ==
+        std::vector<std::string>{".gate/ci/report.json", ".gate/ci/report.md", ".gate/ci/verdict.md",
+                                 ".gate/ci/verdict.json", ".gate/ci/verdict.html"});
+  for (const auto& f : lines(s.outputs["artifact-paths"]))
+    CHECK(fs::exists(tmp.path() / f));
+  CHECK(has(s.summary, "✅ gate passed"));
+
+  Step enforce = run_step(tmp.path(), "enforce", {{"GATE_EXIT", s.outputs["exit-code"]}});
+  CHECK(enforce.exit_code == 0);
+}
+
+TEST_CASE("a regression: verdict fail, the measured drop, and the enforce step exits 1") {
+  TempDir tmp;
+  copy_demo(tmp.path());
+  const std::string regressed = (source_dir() / "fixtures" / "compare" / "regressed.json").string();
+  Step s = run_step(
+      tmp.path(), "check",
+      {{"INPUT_CONFIG", "demo/gate.yaml"}, {"INPUT_BASELINE", k_baseline}, {"INPUT_REPORTS", regressed}});
+  INFO(s.out << s.err);
+  REQUIRE(s.exit_code == 0); // the step records; enforce fails the job after comment and upload
+  const fs::path verdict = tmp.path() / ".gate/ci/verdict.json";
+  CHECK(s.outputs["verdict"] == "fail");
+  CHECK(s.outputs["exit-code"] == "1");
+  CHECK(number(s.outputs["delta-pp"]) == verdict_value(verdict, "success_rate", "delta"));
+  CHECK(s.outputs["delta-pp"].rfind("-19.6", 0) == 0); // the committed regressed report's drop
+  CHECK(s.outputs["report-path"] == regressed);
+  CHECK(has(s.summary, "❌ gate failed"));
+  CHECK(has(s.out, "::error")); // annotations in Actions
+
+  Step enforce = run_step(tmp.path(), "enforce", {{"GATE_EXIT", "1"}});
+  CHECK(enforce.exit_code == 1);
+  CHECK(has(enforce.out, "::error::gate: the gate failed"));
+}
+
+TEST_CASE("a cache miss: verdict cache-miss, the miss list in the artifact, the summary says how to record") {
+  TempDir tmp;
+  copy_demo(tmp.path());
+  std::string config = slurp(tmp.path() / "demo" / "gate.yaml");
+  config.replace(config.find("name: demo-model"), 16, "name: never-recorded");
+  spit(tmp.path() / "demo" / "gate.yaml", config);
+  Step s = run_step(
+      tmp.path(), "check",
+      {{"INPUT_CONFIG", "demo/gate.yaml"}, {"INPUT_BASELINE", k_baseline}, {"INPUT_MODE", "replay-only"}});
+  INFO(s.out << s.err);
+  CHECK(s.outputs["verdict"] == "cache-miss");
+  CHECK(s.outputs["exit-code"] == "4");
+  CHECK(s.outputs.count("success-rate") == 0);
+  CHECK(lines(s.outputs["artifact-paths"]) == std::vector<std::string>{".gate/ci/cache-misses.txt"});
+  CHECK(has(s.summary, "--mode replay"));
+  CHECK(run_step(tmp.path(), "enforce", {{"GATE_EXIT", "4"}}).exit_code == 4);
+}
+
+TEST_CASE("shards write partial reports; the reports input merges and gates them") {
+  TempDir tmp;
+  copy_demo(tmp.path());
+  for (int i = 1; i <= 2; ++i) {
+    Step s = run_step(tmp.path(), "check",
+                      {{"INPUT_CONFIG", "demo/gate.yaml"},
+                       {"INPUT_SHARD", std::to_string(i) + "/2"},
+                       {"INPUT_OUT_DIR", "shards/" + std::to_string(i)}});
+    INFO(s.out << s.err);
+    CHECK(s.outputs["verdict"] == "partial");
+    CHECK(s.outputs["artifact-name"] == "gate-report-shard-" + std::to_string(i) + "-of-2");
+    CHECK(s.outputs["report-path"] == "shards/" + std::to_string(i) + "/report.json");
+  }
+  Step merged = run_step(tmp.path(), "check",
+                         {{"INPUT_CONFIG", "demo/gate.yaml"},
+                          {"INPUT_BASELINE", k_baseline},
+                          {"INPUT_REPORTS", "shards/*/report.json"}});
+  INFO(merged.out << merged.err);
+  CHECK(merged.outputs["verdict"] == "pass");
+  CHECK(has(merged.out, "merged 2 of 2 shards"));
+  CHECK(merged.outputs["report-path"] == ".gate/ci/report.json");
+}
+
+TEST_CASE("bad action inputs are refused before anything runs") {
+  TempDir tmp;
+  Step s = run_step(tmp.path(), "check", {{"INPUT_THRESHOLDS", "max-success-drop-pp=3;rm"}});
+  CHECK(s.exit_code == 2);
+  CHECK(has(s.err, "thresholds: expected name=value"));
+  Step r = run_step(tmp.path(), "check", {{"INPUT_REPORTS", "nothing/*.json"}});
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("action.yml: every input referenced is declared, every output is set by run.sh") {
+  const std::string action = slurp(source_dir() / "action.yml");
+  const std::string script = slurp(source_dir() / "action" / "run.sh");
+  const std::size_t inputs_at = action.find("\ninputs:\n"), outputs_at = action.find("\noutputs:\n"),
+                    runs_at = action.find("\nruns:\n");
+  REQUIRE(inputs_at < outputs_at);
+  REQUIRE(outputs_at < runs_at);
+  std::set<std::string> declared;
+  const std::regex key("\n  ([a-z-]+):\n");
+  const std::string inputs = action.substr(inputs_at, outputs_at - inputs_at + 1);
+  for (auto it = std::sregex_iterator(inputs.begin(), inputs.end(), key); it != std::sregex_iterator(); ++it)
+    declared.insert((*it)[1]);
+  CHECK(declared.size() >= 10);
+  const std::regex use("inputs\\.([a-z-]+)");
+  for (auto it = std::sregex_iterator(action.begin(), action.end(), use); it != std::sregex_iterator();
+       ++it) {
+    INFO("inputs." << (*it)[1]);
+    CHECK(declared.count((*it)[1]) == 1);
+  }
+  const std::regex step_output("steps\\.check\\.outputs\\.([a-z-]+)");
+  for (auto it = std::sregex_iterator(action.begin(), action.end(), step_output);
+       it != std::sregex_iterator(); ++it) {
+    INFO("steps.check.outputs." << (*it)[1]);
+    CHECK(has(script, "set_output " + std::string((*it)[1])));
+  }
+  for (const char* out :
+       {"verdict", "success-rate", "delta-pp", "consistency-gap", "regressed", "report-path"})
+    CHECK(has(action, std::string("\n  ") + out + ":\n"));
+}
+
+TEST_CASE("actionlint and the action/workflow schema check pass on every workflow and action.yml") {
+  std::vector<fs::path> files{source_dir() / "action.yml"};
+  for (const auto& dir : {source_dir() / ".github" / "workflows", source_dir() / "examples" / "workflows"})
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yml" || e.path().extension() == ".yaml") files.push_back(e.path());
+  CHECK(files.size() >= 5);
+  TempDir tmp;
+  std::string command = "node " + quoted((source_dir() / "action" / "lint.cjs").string());
+  for (const auto& f : files)
+    command += " " + quoted(f.string());
+  command += " >" + quoted((tmp.path() / "lint.out").string()) + " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string out = slurp(tmp.path() / "lint.out");
+  INFO(out);
+  // 2 = the linters are not installed: `bash .ci/deps --test` installs them.
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(has(out, std::to_string(files.size()) + " file(s), 0 finding(s)"));
+
+  // The check is real: a broken workflow fails it.
+  spit(tmp.path() / "broken.yml", "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                  "      - run: echo ${{ github.event.pull_request.title }}\n");
+  const std::string broken = "node " + quoted((source_dir() / "action" / "lint.cjs").string()) + " " +
+                             quoted((tmp.path() / "broken.yml").string()) + " >/dev/null 2>&1";
+  const int bad = std::system(broken.c_str());
+  CHECK(WEXITSTATUS(bad) == 1);
+}

@@ -1,0 +1,161 @@
+// End-to-end: `gate hook install|uninstall` in a temporary git repository
+// that pushes to a local bare remote.
+#include <doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <sys/wait.h>
+
+#include "../support/fake_upstream.hpp"
+#include "harness.hpp"
+
+namespace fs = std::filesystem;
+using namespace gate::e2e;
+
+namespace {
+
+// A shell command in `dir`, stdout and stderr together. GitHub's variables
+// are unset so a hook's gate never writes to a real step summary.
+Result sh(const fs::path& dir, const std::string& command) {
+  const std::string full = "cd '" + dir.string() +
+                           "' && env -u GITHUB_STEP_SUMMARY -u GITHUB_ACTIONS -u GITHUB_OUTPUT sh -c '" +
+                           command + "' 2>&1";
+  Result r;
+  FILE* p = ::popen(full.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr)
+    r.out += buf.data();
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+std::string config_text(const std::string& model, const std::string& base_url) {
+  return "suite:\n  path: suite\n  version: v1\nmodel:\n  provider: openai\n  base_url: " + base_url +
+         "\n  api_key_env: GATE_DEMO_API_KEY\n  key_alias: demo-recorder\n  name: " + model +
+         "\n  temperature: 0\n  seed: 7\n  max_tokens: 256\nruns: 3\nconcurrency: 4\ncache:\n  dir: cache\n"
+         "  mode: replay\nbaseline: ../baseline.json\noutputs:\n  dir: ../.gate/out\n";
+}
+
+const char* k_git = "git -c user.name=gate-test -c user.email=gate-test@example.invalid";
+
+// A work tree with the demo suite, its cache and the demo baseline
+// committed, and a bare remote "origin".
+struct Repo {
+  TempDir tmp;
+  fs::path work = tmp.path() / "work";
+  fs::path remote = tmp.path() / "remote.git";
+
+  Repo() {
+    fs::create_directories(work);
+    REQUIRE(sh(tmp.path(), "git init -q --bare remote.git").exit_code == 0);
+    REQUIRE(sh(work, "git init -q -b main").exit_code == 0);
+    copy_demo(work);
+    spit(work / "demo" / "gate.yaml", config_text("demo-model", "http://127.0.0.1:18089/v1"));
+    fs::copy_file(source_dir() / "baselines" / "demo.json", work / "baseline.json");
+    spit(work / ".gitignore", ".gate/\n");
+    commit("demo suite and baseline");
+    REQUIRE(sh(work, "git remote add origin ../remote.git").exit_code == 0);
+  }
+  void commit(const std::string& message) {
+    Result r = sh(work, "git add -A && " + std::string(k_git) + " commit -q -m \"" + message + "\"");
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+  }
+  std::string head() { return sh(work, "git rev-parse HEAD").out; }
+  std::string remote_main() { return sh(remote, "git rev-parse main").out; }
+  fs::path hook() { return work / ".git" / "hooks" / "pre-push"; }
+};
+
+// Makes the worse synthetic model's answers the current ones: records them
+// from the fake upstream into the committed cache and points the config
+// at that model.
+void regress(Repo& repo) {
+  gate::testing::FakeUpstream upstream(
+      gate::testing::parse_script(slurp(source_dir() / "fixtures" / "compare" / "upstream-regressed.json")));
+  upstream.start();
+  const fs::path config = repo.work / "demo" / "gate.yaml";
+  spit(config, config_text("demo-model-v2", upstream.base_url()));
+  Result rec = run_gate({"run", "--config", config.string(), "--mode", "record", "--quiet"}, repo.work,
+                        {{"GATE_DEMO_API_KEY", "demo-not-a-secret"}});
+  INFO(rec.err);
+  REQUIRE(rec.exit_code == 0);
+  spit(config, config_text("demo-model-v2", "http://127.0.0.1:18090/v1"));
+  repo.commit("switch to the v2 model");
+}
+
+} // namespace
+
+TEST_CASE("the pre-push hook lets a clean push through, blocks a regression, and --no-verify skips it") {
+  Repo repo;
+  Result install = run_gate({"hook", "install", "--config", "demo/gate.yaml"}, repo.work);
+  INFO(install.out << install.err);
+  REQUIRE(install.exit_code == 0);
+  REQUIRE(fs::exists(repo.hook()));
+  CHECK((fs::status(repo.hook()).permissions() & fs::perms::owner_exec) != fs::perms::none);
+
+  Result clean = sh(repo.work, "git push -q origin main");
+  INFO(clean.out);
+  CHECK(clean.exit_code == 0);
+  CHECK(repo.remote_main() == repo.head());
+
+  const std::string pushed = repo.remote_main();
+  regress(repo);
+  Result blocked = sh(repo.work, "git push -q origin main");
+  INFO(blocked.out);
+  CHECK(blocked.exit_code != 0);
+  CHECK(blocked.out.find("❌ gate failed") != std::string::npos); // the Markdown verdict
+  CHECK(blocked.out.find("push blocked") != std::string::npos);
+  CHECK(blocked.out.find("git push --no-verify") != std::string::npos);
+  CHECK(repo.remote_main() == pushed);
+
+  Result skipped = sh(repo.work, "git push -q --no-verify origin main");
+  INFO(skipped.out);
+  CHECK(skipped.exit_code == 0);
+  CHECK(repo.remote_main() == repo.head());
+
+  Result uninstall = run_gate({"hook", "uninstall"}, repo.work);
+  CHECK(uninstall.exit_code == 0);
+  CHECK_FALSE(fs::exists(repo.hook()));
+}
+
+TEST_CASE("a cache miss blocks the push and says how to record") {
+  Repo repo;
+  REQUIRE(run_gate({"hook", "install", "--config", "demo/gate.yaml"}, repo.work).exit_code == 0);
+  spit(repo.work / "demo" / "gate.yaml", config_text("unrecorded-model", "http://127.0.0.1:18089/v1"));
+  repo.commit("a model nobody recorded");
+  Result r = sh(repo.work, "git push -q origin main");
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("missing from the cache") != std::string::npos);
+  CHECK(r.out.find("--mode replay") != std::string::npos);
+}
+
+TEST_CASE("a foreign hook is never clobbered: refused, or chained and restored") {
+  Repo repo;
+  const std::string foreign =
+      "#!/bin/sh\ncat >/dev/null\necho ran >\"$(git rev-parse --show-toplevel)/.gate-foreign\"\n";
+  spit(repo.hook(), foreign);
+  fs::permissions(repo.hook(), fs::perms::owner_all);
+
+  Result refused = run_gate({"hook", "install", "--config", "demo/gate.yaml"}, repo.work);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("not written by gate") != std::string::npos);
+  CHECK(refused.err.find("--chain") != std::string::npos);
+  CHECK(slurp(repo.hook()) == foreign);
+  CHECK(run_gate({"hook", "uninstall"}, repo.work).exit_code == 2); // not ours: left alone
+  CHECK(slurp(repo.hook()) == foreign);
+
+  Result chained = run_gate({"hook", "install", "--config", "demo/gate.yaml", "--chain"}, repo.work);
+  INFO(chained.out << chained.err);
+  REQUIRE(chained.exit_code == 0);
+  Result push = sh(repo.work, "git push -q origin main");
+  INFO(push.out);
+  CHECK(push.exit_code == 0);
+  CHECK(fs::exists(repo.work / ".gate-foreign")); // the old hook ran too
+  CHECK(repo.remote_main() == repo.head());
+
+  REQUIRE(run_gate({"hook", "uninstall"}, repo.work).exit_code == 0);
+  CHECK(slurp(repo.hook()) == foreign);
+}
