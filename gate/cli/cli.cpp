@@ -56,6 +56,7 @@ const std::vector<Command>& commands() {
       {"config", "show the effective configuration and where each value came from", cmd_config},
       {"merge", "combine partial reports from `gate run --shard i/n` into one report", cmd_merge},
       {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`", cmd_analyze},
+      {"proxy", "serve a loopback record/replay endpoint for agents' OpenAI/Anthropic SDKs", cmd_proxy},
       {"hook", "install or remove a git pre-push hook that runs the gate", cmd_hook},
       {"comment", "post or update gate's verdict comment on the current GitHub pull request", cmd_comment},
       {"rank", "rank strategies of one suite by Bradley–Terry Elo per token", cmd_rank},

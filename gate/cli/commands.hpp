@@ -30,5 +30,6 @@ int cmd_comment(const Args& args);
 int cmd_rank(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_analyze(const Args& args);
+int cmd_proxy(const Args& args);
 
 } // namespace gate::cli

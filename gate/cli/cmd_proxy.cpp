@@ -1,0 +1,42 @@
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <gate/cli/common.hpp>
+#include <gate/cli/signals.hpp>
+#include <gate/proxy/server.hpp>
+#include <gate/util/error.hpp>
+
+namespace gate::cli {
+
+int cmd_proxy(const Args& args) {
+  po::options_description desc("gate proxy options");
+  desc.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>()->default_value("gate.yaml"), "the gate.yaml (model, cache)")(
+      "port", po::value<int>()->default_value(0), "port on 127.0.0.1 (0 = a free one)")(
+      "mode", po::value<std::string>(), "cache mode: replay | replay-only | record | off")(
+      "threads", po::value<int>()->default_value(4), "connections served at once (1..64)");
+  po::variables_map vm;
+  if (!parse_options(args, desc, vm, "gate proxy [--config gate.yaml] [--port N] [--mode MODE]")) return 0;
+  const int port = vm["port"].as<int>();
+  if (port < 0 || port > 65535)
+    throw Error(Exit::bad_input, "--port: expected 0..65535, got " + std::to_string(port));
+  const int threads = vm["threads"].as<int>();
+  if (threads < 1 || threads > 64)
+    throw Error(Exit::bad_input, "--threads: expected 1..64, got " + std::to_string(threads));
+  config::Overrides o;
+  if (vm.count("mode")) o.mode = vm["mode"].as<std::string>();
+  config::Config cfg = load_config(vm["config"].as<std::string>(), o);
+
+  install_stop_handlers();
+  proxy::Server server(cfg);
+  server.start(static_cast<unsigned short>(port), threads);
+  std::cout << "listening on http://127.0.0.1:" << server.port() << " (cache "
+            << config::to_string(cfg.cache.mode) << ", " << cfg.cache.dir.string() << ")" << std::endl;
+  while (!stop_requested())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server.stop();
+  return stop_exit_code();
+}
+
+} // namespace gate::cli

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gate::proxy {
+
+// Where a request goes and which recording it belongs to. A path
+// "/t/<task>/r/<run>/rest" is scoped to that task and run; any other path
+// belongs to the session. `upstream_path` is what follows the scope and is
+// appended to model.base_url.
+struct Target {
+  std::string task, run;     // both empty for the session scope
+  std::string upstream_path; // "/chat/completions", "/v1/messages", "/models", ...
+  std::string scope_path;    // "/t/<task>/r/<run>" + upstream_path, or upstream_path
+};
+
+// nullopt when the path is not absolute, has a query or fragment, contains
+// a ".." segment, or has an empty task or run.
+std::optional<Target> parse_target(std::string_view path);
+
+// True when a Host header names this proxy: 127.0.0.1 or localhost with
+// `port` (or no port). Anything else (another name, another port, empty) is
+// a request meant for someone else, or DNS rebinding, and gets a 403.
+bool host_allowed(std::string_view host, unsigned short port);
+
+// The origin-form path of a request target. An absolute-form target
+// ("http://host:port/path") is accepted only when its authority passes
+// host_allowed(); nullopt means 403.
+std::optional<std::string> origin_form(std::string_view request_target, unsigned short port);
+
+// The cache key of the `occurrence`-th (0-based) identical request body in
+// one scope: cache::make_key over the provider, the scoped path and the
+// canonical body, with the occurrence as the replica index.
+std::string request_key(std::string_view provider, const Target& t, std::string_view canonical_body,
+                        int occurrence);
+
+} // namespace gate::proxy

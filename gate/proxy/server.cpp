@@ -1,0 +1,287 @@
+#include <gate/proxy/server.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <sys/socket.h>
+
+#include <gate/net/fetch.hpp>
+#include <gate/proxy/route.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/redact.hpp>
+#include <gate/util/time.hpp>
+
+namespace gate::proxy {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// An error body both SDKs surface: OpenAI reads error.message, Anthropic
+// reads type "error" and error.type / error.message.
+Reply error_reply(int status, const std::string& type, const std::string& message) {
+  Reply r;
+  r.status = status;
+  r.body = R"({"type":"error","error":{"type":)";
+  json::append_quoted(type, r.body);
+  r.body += R"(,"message":)";
+  json::append_quoted(redact(message), r.body);
+  r.body += "}}";
+  return r;
+}
+
+std::string header_value(const std::vector<std::pair<std::string, std::string>>& headers,
+                         const std::string& name) {
+  for (const auto& [n, v] : headers)
+    if (n == name) return v;
+  return "";
+}
+
+bool wants_stream(const boost::json::value& body) {
+  const auto* o = body.if_object();
+  if (o == nullptr) return false;
+  const auto* s = o->if_contains("stream");
+  return s != nullptr && s->is_bool() && s->get_bool();
+}
+
+} // namespace
+
+struct Server::Impl {
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::unique_ptr<asio::thread_pool> pool;
+  std::thread accept_thread;
+  std::atomic<bool> stopping{false};
+  std::mutex sockets_mutex;
+  std::set<int> open_sockets; // native handles, shut down by stop(); guarded by sockets_mutex
+};
+
+Server::Server(const config::Config& cfg)
+    : cfg_(cfg), store_(cfg.cache.dir), impl_(std::make_unique<Impl>()) {
+  if (const char* k = std::getenv(cfg_.model.api_key_env.c_str()); k != nullptr && *k != '\0') {
+    key_ = k;
+    register_secret(key_);
+  }
+}
+
+Server::~Server() { stop(); }
+
+int Server::next_occurrence(const std::string& scope, const std::string& canonical_body) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The scope path cannot hold a NUL (it came from an HTTP target), so the
+  // pair is unambiguous.
+  return seen_[scope + std::string(1, '\0') + canonical_body]++;
+}
+
+Reply Server::forward(const std::string& method, const std::string& upstream_path,
+                      const std::vector<std::pair<std::string, std::string>>& headers,
+                      const std::string& body) {
+  if (key_.empty())
+    return error_reply(502, "api_error",
+                       "gate proxy: $" + cfg_.model.api_key_env +
+                           " is not set, so it cannot call the upstream");
+  net::FetchRequest f;
+  f.method = method;
+  f.url = cfg_.model.base_url + upstream_path;
+  f.timeout_s = cfg_.model.timeout_s;
+  f.ca_file = cfg_.model.ca_file.string();
+  if (cfg_.model.provider == "anthropic") {
+    f.headers.emplace_back("x-api-key", key_);
+    std::string version = header_value(headers, "anthropic-version");
+    f.headers.emplace_back("anthropic-version", version.empty() ? "2023-06-01" : version);
+    if (std::string beta = header_value(headers, "anthropic-beta"); !beta.empty())
+      f.headers.emplace_back("anthropic-beta", beta);
+  } else {
+    f.headers.emplace_back("authorization", "Bearer " + key_);
+  }
+  if (!body.empty()) f.headers.emplace_back("content-type", "application/json");
+  f.body = body;
+  model::ApiResponse a = net::fetch(f);
+  if (a.status == 0) return error_reply(502, "api_error", "gate proxy: upstream " + a.body);
+  Reply r;
+  r.status = a.status;
+  r.body = std::move(a.body); // fetch redacted it
+  std::string type = header_value(a.headers, "content-type");
+  if (!type.empty()) r.content_type = type;
+  return r;
+}
+
+Reply Server::handle(const std::string& method, const std::string& target, const std::string& host,
+                     const std::vector<std::pair<std::string, std::string>>& headers,
+                     const std::string& body) {
+  std::optional<std::string> path = origin_form(target, port_);
+  if (!path || !host_allowed(host, port_))
+    return error_reply(403, "permission_error",
+                       "gate proxy serves only http://127.0.0.1:" + std::to_string(port_) +
+                           "; request refused");
+  std::optional<Target> t = parse_target(*path);
+  if (!t) return error_reply(400, "invalid_request_error", "gate proxy: unusable path " + *path);
+  if (method == "GET") {
+    if (t->upstream_path.size() >= 7 && t->upstream_path.ends_with("/models"))
+      return forward("GET", t->upstream_path, headers, "");
+    return error_reply(404, "not_found_error", "gate proxy: GET passes through only for .../models");
+  }
+  if (method != "POST") return error_reply(405, "invalid_request_error", "gate proxy: only POST and GET");
+
+  std::string canonical;
+  bool stream = false;
+  try {
+    boost::json::value v = json::parse_strict(body, "request body");
+    canonical = json::canonical(v);
+    stream = wants_stream(v);
+  } catch (const Error& e) {
+    return error_reply(400, "invalid_request_error", e.what());
+  }
+  const int occurrence = next_occurrence(t->scope_path, canonical);
+  const std::string key = request_key(cfg_.model.provider, *t, canonical, occurrence);
+  const config::CacheMode mode = cfg_.cache.mode;
+
+  if (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only) {
+    cache::Lookup hit = store_.get(key);
+    if (!hit.corrupt_reason.empty()) std::cerr << "gate proxy: " << redact(hit.corrupt_reason) << "\n";
+    if (hit.entry) {
+      Reply r;
+      r.status = hit.entry->status;
+      r.body = hit.entry->body;
+      r.content_type = stream ? "text/event-stream" : "application/json";
+      for (const auto& [n, v] : hit.entry->headers)
+        if (n == "content-type") r.content_type = v;
+      return r;
+    }
+    if (mode == config::CacheMode::replay_only) {
+      std::string what = "gate proxy: replay-only cache miss for " + t->scope_path + " (occurrence " +
+                         std::to_string(occurrence) + "), key " + key;
+      std::cerr << what << "\n";
+      return error_reply(404, "not_found_error", what);
+    }
+  }
+
+  const auto started = std::chrono::steady_clock::now();
+  Reply r = forward("POST", t->upstream_path, headers, body);
+  if (mode == config::CacheMode::off || r.status < 200 || r.status >= 300) return r;
+  cache::Entry e;
+  e.key = key;
+  e.provider = cfg_.model.provider;
+  e.path = t->scope_path;
+  e.replica = occurrence;
+  e.request = redact(canonical);
+  e.status = r.status;
+  e.headers.emplace_back("content-type", r.content_type);
+  e.body = r.body;
+  e.latency_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  e.recorded_at = utc_now_iso();
+  try {
+    store_.put(e);
+  } catch (const Error& err) {
+    // The client still gets its answer; the run is just not recorded.
+    std::cerr << "gate proxy: not recorded: " << redact(err.what()) << "\n";
+  }
+  return r;
+}
+
+namespace {
+
+// Headers a client may pass upstream; credentials are the proxy's own.
+std::vector<std::pair<std::string, std::string>> client_headers(const http::request<http::string_body>& req) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : req) {
+    std::string name(f.name_string());
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == "anthropic-version" || name == "anthropic-beta")
+      out.emplace_back(name, std::string(f.value()));
+  }
+  return out;
+}
+
+} // namespace
+
+void Server::start(unsigned short port, int threads) {
+  tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
+  impl_->acceptor.open(ep.protocol());
+  impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+  boost::system::error_code ec;
+  impl_->acceptor.bind(ep, ec);
+  if (ec)
+    throw Error(Exit::cannot_run,
+                "gate proxy: cannot bind 127.0.0.1:" + std::to_string(port) + ": " + ec.message());
+  impl_->acceptor.listen();
+  port_ = impl_->acceptor.local_endpoint().port();
+  impl_->pool = std::make_unique<asio::thread_pool>(static_cast<std::size_t>(threads));
+  impl_->accept_thread = std::thread([this] {
+    while (!impl_->stopping) {
+      auto sock = std::make_shared<tcp::socket>(impl_->io);
+      boost::system::error_code aec;
+      impl_->acceptor.accept(*sock, aec);
+      if (aec) {
+        if (impl_->stopping) return;
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
+        impl_->open_sockets.insert(sock->native_handle());
+      }
+      if (impl_->stopping) ::shutdown(sock->native_handle(), SHUT_RDWR); // accepted while stop() ran
+      asio::post(*impl_->pool, [this, sock] {
+        boost::beast::flat_buffer buf;
+        boost::system::error_code rec;
+        while (!impl_->stopping) {
+          http::request_parser<http::string_body> parser;
+          parser.body_limit(64u << 20);
+          http::read(*sock, buf, parser, rec);
+          if (rec) break;
+          auto& req = parser.get();
+          Reply r;
+          try {
+            r = handle(std::string(req.method_string()), std::string(req.target()),
+                       std::string(req[http::field::host]), client_headers(req), req.body());
+          } catch (const std::exception& e) {
+            r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
+          }
+          http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
+          res.set(http::field::content_type, r.content_type);
+          res.keep_alive(req.keep_alive());
+          res.body() = std::move(r.body);
+          res.prepare_payload();
+          http::write(*sock, res, rec);
+          if (rec || !res.keep_alive()) break;
+        }
+        {
+          std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
+          impl_->open_sockets.erase(sock->native_handle());
+        }
+        boost::system::error_code ignored;
+        sock->shutdown(tcp::socket::shutdown_both, ignored);
+        sock->close(ignored);
+      });
+    }
+  });
+}
+
+void Server::stop() {
+  if (!impl_->accept_thread.joinable()) return;
+  impl_->stopping = true;
+  // Wakes the blocked accept() and every blocked read.
+  ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
+  {
+    std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
+    for (int fd : impl_->open_sockets)
+      ::shutdown(fd, SHUT_RDWR);
+  }
+  impl_->accept_thread.join();
+  impl_->pool->join();
+  boost::system::error_code ignored;
+  impl_->acceptor.close(ignored);
+}
+
+} // namespace gate::proxy

@@ -1,0 +1,78 @@
+#include <doctest.h>
+
+#include <filesystem>
+
+#include <gate/cache/store.hpp>
+#include <gate/proxy/route.hpp>
+#include <gate/proxy/server.hpp>
+#include <gate/util/time.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A cache directory of its own, removed at the end.
+struct ScratchCache {
+  fs::path dir = fs::temp_directory_path() / ("gate-proxy-unit-" + std::to_string(::getpid()));
+  ~ScratchCache() { fs::remove_all(dir); }
+};
+
+gate::config::Config replay_only(const fs::path& dir) {
+  gate::config::Config cfg;
+  cfg.model.name = "m";
+  cfg.model.base_url = "http://127.0.0.1:9/v1"; // never called: every case here is answered locally
+  cfg.model.api_key_env = "GATE_PROXY_UNIT_UNSET_KEY";
+  cfg.cache.dir = dir;
+  cfg.cache.mode = gate::config::CacheMode::replay_only;
+  return cfg;
+}
+
+const std::string k_body = R"({"messages":[],"model":"m"})"; // canonical: keys sorted
+
+} // namespace
+
+TEST_CASE("replay-only: hits in occurrence order, then a 404 naming the missing key") {
+  ScratchCache scratch;
+  gate::config::Config cfg = replay_only(scratch.dir);
+  gate::cache::Store store(scratch.dir);
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  for (int occurrence = 0; occurrence < 2; ++occurrence) {
+    gate::cache::Entry e;
+    e.key = gate::proxy::request_key("openai", target, k_body, occurrence);
+    e.provider = "openai";
+    e.path = target.scope_path;
+    e.replica = occurrence;
+    e.request = k_body;
+    e.body = "answer " + std::to_string(occurrence);
+    e.recorded_at = gate::utc_now_iso();
+    store.put(e);
+  }
+  gate::proxy::Server server(cfg);
+  // The body is canonicalised before keying: whitespace does not matter.
+  const std::string spaced = R"({ "model": "m", "messages": [] })";
+  auto r0 = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, spaced);
+  auto r1 = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, k_body);
+  auto r2 = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, k_body);
+  CHECK(r0.body == "answer 0");
+  CHECK(r1.body == "answer 1");
+  CHECK(r2.status == 404);
+  CHECK(r2.body.find(gate::proxy::request_key("openai", target, k_body, 2)) != std::string::npos);
+  // Another run of the same task has its own counter (and nothing recorded).
+  CHECK(server.handle("POST", "/t/a/r/1/chat/completions", "127.0.0.1:0", {}, k_body).status == 404);
+}
+
+TEST_CASE("requests refused before any cache or upstream work") {
+  ScratchCache scratch;
+  gate::proxy::Server server(replay_only(scratch.dir));
+  CHECK(server.handle("POST", "/chat/completions", "api.openai.com", {}, k_body).status == 403);
+  CHECK(server.handle("POST", "http://api.openai.com/chat/completions", "127.0.0.1:0", {}, k_body).status ==
+        403);
+  CHECK(server.handle("POST", "/chat/completions", "127.0.0.1:0", {}, "{not json").status == 400);
+  CHECK(server.handle("POST", "/chat/../models", "127.0.0.1:0", {}, k_body).status == 400);
+  CHECK(server.handle("GET", "/chat/completions", "127.0.0.1:0", {}, "").status == 404);
+  CHECK(server.handle("DELETE", "/chat/completions", "127.0.0.1:0", {}, "").status == 405);
+  // No key in the environment: a models pass-through explains instead of calling.
+  auto models = server.handle("GET", "/models", "127.0.0.1:0", {}, "");
+  CHECK(models.status == 502);
+  CHECK(models.body.find("GATE_PROXY_UNIT_UNSET_KEY") != std::string::npos);
+}
