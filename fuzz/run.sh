@@ -15,7 +15,7 @@ build="$root/build-fuzz"
 seconds=60
 build_only=0
 targets=()
-all=(config suite_line report cache_entry retry_after markdown check regex)
+all=(config suite_line report cache_entry retry_after markdown check regex sse)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -40,7 +40,9 @@ command -v clang++-14 >/dev/null || { echo "fuzz/run.sh: clang++-14 not found (a
 
 # Until the root CMakeLists.txt adds the fuzz directory itself, a project
 # include hook adds it (fuzz/standalone.cmake).
-hook=()
+# -U: a build dir configured before that line keeps the hook in its cache,
+# which would then add every target twice.
+hook=(-UCMAKE_PROJECT_INCLUDE)
 grep -q 'add_subdirectory(fuzz)' "$root/CMakeLists.txt" || hook=(-DCMAKE_PROJECT_INCLUDE="$root/fuzz/standalone.cmake")
 
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

@@ -1,7 +1,9 @@
 #include "harness.hpp"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -137,6 +139,50 @@ std::vector<fs::path> files_below(const fs::path& dir) {
 fs::path copy_demo(const fs::path& dir) {
   fs::copy(source_dir() / "fixtures" / "demo", dir / "demo", fs::copy_options::recursive);
   return dir / "demo" / "gate.yaml";
+}
+
+void set_yaml(const fs::path& file, const std::string& key, const std::string& value) {
+  std::string text = slurp(file);
+  std::size_t at = text.find("  " + key + ":");
+  if (at == std::string::npos) {
+    at = text.find("\n" + key + ":");
+    if (at == std::string::npos) throw std::runtime_error(file.string() + ": no key " + key);
+    ++at;
+  }
+  std::size_t end = text.find('\n', at);
+  std::string indent = text.substr(at, text.find_first_not_of(' ', at) - at);
+  text.replace(at, end - at, indent + key + ": " + value);
+  spit(file, text);
+}
+
+namespace {
+// base64 of the first 9 characters of `s` (3 groups of 3 bytes).
+std::string base64_prefix(const std::string& s) {
+  static const char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i + 3 <= std::min<std::size_t>(s.size(), 9); i += 3) {
+    unsigned v = (unsigned char)s[i] << 16 | (unsigned char)s[i + 1] << 8 | (unsigned char)s[i + 2];
+    for (int shift = 18; shift >= 0; shift -= 6)
+      out.push_back(k[(v >> shift) & 63]);
+  }
+  return out;
+}
+} // namespace
+
+bool no_canary_in(const fs::path& dir, const std::string& printed, const std::string& canary) {
+  const std::string tail = canary.substr(canary.size() - 8);
+  const std::string encoded = base64_prefix(canary);
+  auto clean = [&](const std::string& s) {
+    return s.find(canary) == std::string::npos && s.find(tail) == std::string::npos &&
+           s.find(encoded) == std::string::npos;
+  };
+  bool ok = true;
+  for (const auto& f : files_below(dir))
+    if (!clean(slurp(f))) {
+      std::fprintf(stderr, "secret found in %s\n", f.string().c_str());
+      ok = false;
+    }
+  return ok && clean(printed);
 }
 
 } // namespace gate::e2e

@@ -51,6 +51,15 @@ boost::json::value read_json(const std::filesystem::path& p);
 // Every file below `dir` (recursively), for secret scans.
 std::vector<std::filesystem::path> files_below(const std::filesystem::path& dir);
 
+// Rewrites one `key: value` line of a flat YAML file such as the demo's
+// gate.yaml; throws when the key is not there.
+void set_yaml(const std::filesystem::path& file, const std::string& key, const std::string& value);
+
+// True when no file below `dir` and not `printed` holds `canary`, its last
+// 8 characters, or the base64 of its first 9 ("sk-canary" → "c2stY2FuYXJ5").
+// Names the first file that does (on stderr).
+bool no_canary_in(const std::filesystem::path& dir, const std::string& printed, const std::string& canary);
+
 // Copies the demo (suite, cache, config) into `dir` and returns the config path.
 std::filesystem::path copy_demo(const std::filesystem::path& dir);
 
