@@ -220,3 +220,15 @@ TEST_CASE("gate proxy refuses a port out of range") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--port") != std::string::npos);
 }
+
+TEST_CASE("gate proxy on a port already taken exits 3 naming the address") {
+  TempDir tmp;
+  copy_demo(tmp.path());
+  write_config(tmp.path(), "http://127.0.0.1:9/v1");
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor taken(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const std::string port = std::to_string(taken.local_endpoint().port());
+  Result r = run_gate({"proxy", "--config", "gate.yaml", "--port", port}, tmp.path());
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("cannot bind 127.0.0.1:" + port) != std::string::npos);
+}
