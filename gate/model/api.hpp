@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -74,7 +75,7 @@ struct Reply {
   std::optional<Usage> usage; // absent when the provider did not report it
   std::vector<ToolCall> tool_calls;
   Bucket bucket = Bucket::none;
-  std::string error;          // short, redacted message when bucket != none
+  std::string error; // short, redacted message when bucket != none
 };
 
 // Builds the request body for a case's messages under the model config
@@ -83,6 +84,9 @@ std::string build_request(const config::ModelConfig& m, const std::string& syste
                           const std::vector<ChatMessage>& messages);
 // The endpoint path for the provider.
 std::string endpoint_path(const config::ModelConfig& m);
+// Error text as reports and terminal lines show it: redacted, on one line,
+// at most 200 bytes (UTF-8 safe).
+std::string short_error(std::string_view text);
 // Interprets a response of either provider, success or error, into a Reply.
 Reply parse_response(const std::string& provider, const ApiResponse& r);
 

@@ -17,17 +17,10 @@ namespace {
 constexpr std::size_t k_max_error_bytes = 200;
 constexpr std::size_t k_max_depth = 64;
 
-std::string short_message(std::string_view text) {
-  std::string one_line = redact(text);
-  for (char &c : one_line)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return std::string(utf8_prefix(one_line, k_max_error_bytes));
-}
-
 Reply failed(Bucket b, std::string_view message) {
   Reply r;
   r.bucket = b;
-  r.error = short_message(message);
+  r.error = short_error(message);
   return r;
 }
 
@@ -40,17 +33,17 @@ std::optional<boost::json::value> parse_json(std::string_view body) {
   return v;
 }
 
-const boost::json::value *member(const boost::json::value *v, std::string_view key) {
+const boost::json::value* member(const boost::json::value* v, std::string_view key) {
   if (v == nullptr || !v->is_object()) return nullptr;
   return v->get_object().if_contains(boost::json::string_view(key.data(), key.size()));
 }
 
-std::string string_or_empty(const boost::json::value *v) {
+std::string string_or_empty(const boost::json::value* v) {
   if (v == nullptr || !v->is_string()) return "";
   return std::string(v->get_string());
 }
 
-std::optional<std::int64_t> int_of(const boost::json::value *v) {
+std::optional<std::int64_t> int_of(const boost::json::value* v) {
   if (v == nullptr) return std::nullopt;
   if (v->is_int64()) return v->get_int64();
   if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
@@ -58,7 +51,7 @@ std::optional<std::int64_t> int_of(const boost::json::value *v) {
   return std::nullopt;
 }
 
-std::optional<Usage> usage_of(const boost::json::value *usage, std::string_view prompt_key,
+std::optional<Usage> usage_of(const boost::json::value* usage, std::string_view prompt_key,
                               std::string_view completion_key) {
   auto p = int_of(member(usage, prompt_key));
   auto c = int_of(member(usage, completion_key));
@@ -67,8 +60,8 @@ std::optional<Usage> usage_of(const boost::json::value *usage, std::string_view 
   return Usage{*p, *c};
 }
 
-std::string header(const ApiResponse &r, std::string_view name) {
-  for (const auto &[k, v] : r.headers)
+std::string header(const ApiResponse& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers)
     if (k == name) return v;
   return "";
 }
@@ -89,7 +82,7 @@ ErrorInfo error_info(std::string_view body) {
     info.message = std::string(body);
     return info;
   }
-  const auto *err = member(&*v, "error");
+  const auto* err = member(&*v, "error");
   if (err != nullptr && err->is_string()) {
     info.message = std::string(err->get_string());
   } else if (err != nullptr && err->is_object()) {
@@ -107,12 +100,12 @@ bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
 }
 
-bool is_context_overflow(const ErrorInfo &e) {
+bool is_context_overflow(const ErrorInfo& e) {
   return e.code == "context_length_exceeded" || contains(e.message, "maximum context length") ||
          contains(e.message, "prompt is too long") || contains(e.message, "context window");
 }
 
-Reply interpret_error(const ApiResponse &r) {
+Reply interpret_error(const ApiResponse& r) {
   ErrorInfo e = error_info(r.body);
   std::string status = "HTTP " + std::to_string(r.status) + ": ";
   int s = r.status;
@@ -135,34 +128,34 @@ Reply interpret_error(const ApiResponse &r) {
   return failed(Bucket::bad_response, status + e.message);
 }
 
-std::string arguments_hash(const boost::json::value &args) { return sha256_hex(json::canonical(args)); }
+std::string arguments_hash(const boost::json::value& args) { return sha256_hex(json::canonical(args)); }
 
-Reply interpret_openai(const boost::json::value &v) {
-  const auto *choices = member(&v, "choices");
+Reply interpret_openai(const boost::json::value& v) {
+  const auto* choices = member(&v, "choices");
   if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
     std::string why = "no choices in the response";
-    if (const auto *err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    if (const auto* err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
     return failed(Bucket::bad_response, why);
   }
-  const auto &choice = choices->get_array()[0];
-  const auto *message = member(&choice, "message");
+  const auto& choice = choices->get_array()[0];
+  const auto* message = member(&choice, "message");
   if (message == nullptr || !message->is_object())
     return failed(Bucket::bad_response, "choice has no message");
 
   Reply out;
   out.finish_reason = string_or_empty(member(&choice, "finish_reason"));
   out.usage = usage_of(member(&v, "usage"), "prompt_tokens", "completion_tokens");
-  const auto *content = member(message, "content");
+  const auto* content = member(message, "content");
   bool has_content = content != nullptr && content->is_string();
   if (has_content) out.text = std::string(content->get_string());
 
-  const auto *calls = member(message, "tool_calls");
+  const auto* calls = member(message, "tool_calls");
   if (calls != nullptr && calls->is_array()) {
-    for (const auto &call : calls->get_array()) {
-      const auto *fn = member(&call, "function");
+    for (const auto& call : calls->get_array()) {
+      const auto* fn = member(&call, "function");
       std::string name = string_or_empty(member(fn, "name"));
       if (name.empty()) return failed(Bucket::tool_call, "tool call without a function name");
-      const auto *args = member(fn, "arguments");
+      const auto* args = member(fn, "arguments");
       if (args == nullptr || !args->is_string())
         return failed(Bucket::tool_call, "tool call " + name + ": arguments are not a JSON string");
       // OpenAI sends arguments as model-written JSON text; the model may
@@ -177,21 +170,21 @@ Reply interpret_openai(const boost::json::value &v) {
   return out;
 }
 
-Reply interpret_anthropic(const boost::json::value &v) {
-  const auto *content = member(&v, "content");
+Reply interpret_anthropic(const boost::json::value& v) {
+  const auto* content = member(&v, "content");
   if (content == nullptr || !content->is_array()) {
     std::string why = "no content in the response";
-    if (const auto *err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    if (const auto* err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
     return failed(Bucket::bad_response, why);
   }
   Reply out;
   out.finish_reason = string_or_empty(member(&v, "stop_reason"));
   out.usage = usage_of(member(&v, "usage"), "input_tokens", "output_tokens");
   bool has_text = false;
-  for (const auto &block : content->get_array()) {
+  for (const auto& block : content->get_array()) {
     std::string type = string_or_empty(member(&block, "type"));
     if (type == "text") {
-      const auto *text = member(&block, "text");
+      const auto* text = member(&block, "text");
       if (text == nullptr || !text->is_string())
         return failed(Bucket::bad_response, "text block without text");
       out.text += std::string_view(text->get_string());
@@ -199,7 +192,7 @@ Reply interpret_anthropic(const boost::json::value &v) {
     } else if (type == "tool_use") {
       std::string name = string_or_empty(member(&block, "name"));
       if (name.empty()) return failed(Bucket::tool_call, "tool_use block without a name");
-      const auto *input = member(&block, "input");
+      const auto* input = member(&block, "input");
       if (input == nullptr || !input->is_object())
         return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
       out.tool_calls.push_back({name, arguments_hash(*input)});
@@ -213,7 +206,7 @@ Reply interpret_anthropic(const boost::json::value &v) {
 
 } // namespace
 
-Reply parse_response(const std::string &provider, const ApiResponse &r) {
+Reply parse_response(const std::string& provider, const ApiResponse& r) {
   if (r.status == 0) {
     // The client's convention for a call that never got an HTTP answer.
     bool timed_out = std::string_view(r.body).substr(0, 8) == "timeout:";
@@ -225,6 +218,13 @@ Reply parse_response(const std::string &provider, const ApiResponse &r) {
     return failed(Bucket::bad_response, "HTTP " + std::to_string(r.status) + ": body is not valid JSON");
   if (provider == "anthropic") return interpret_anthropic(*v);
   return interpret_openai(*v);
+}
+
+std::string short_error(std::string_view text) {
+  std::string one_line = redact(text);
+  for (char& c : one_line)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return std::string(utf8_prefix(one_line, k_max_error_bytes));
 }
 
 } // namespace gate::model

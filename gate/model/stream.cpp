@@ -17,16 +17,8 @@ namespace {
 
 namespace bj = boost::json;
 
-// Same bounds as parse_response: one short line in reports.
-constexpr std::size_t k_max_error_bytes = 200;
+// Same nesting bound as parse_response.
 constexpr std::size_t k_max_depth = 64;
-
-std::string short_message(std::string_view text) {
-  std::string one_line = redact(text);
-  for (char& c : one_line)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return std::string(utf8_prefix(one_line, k_max_error_bytes));
-}
 
 std::optional<bj::value> parse_json(std::string_view text) {
   bj::parse_options opts;
@@ -90,7 +82,7 @@ StreamAssembler::StreamAssembler(std::string provider, double start_ms)
 void StreamAssembler::fail(Bucket b, std::string_view message) {
   result_.state = StreamState::failed;
   result_.bucket = b;
-  result_.error = short_message(message);
+  result_.error = short_error(message);
 }
 
 void StreamAssembler::first_token(double now_ms) {
@@ -272,7 +264,7 @@ void StreamAssembler::finish(bool cut) {
   result_.bucket = Bucket::connection;
   std::string why = "stream ended without " + std::string(terminal_marker(provider_));
   if (cut) why += " (in the middle of an event)";
-  result_.error = short_message(why);
+  result_.error = short_error(why);
 }
 
 namespace {
