@@ -55,7 +55,8 @@ const std::vector<Command>& commands() {
       {"cache", "show, verify or prune the response cache", cmd_cache},
       {"config", "show the effective configuration and where each value came from", cmd_config},
       {"merge", "combine partial reports from `gate run --shard i/n` into one report", cmd_merge},
-      {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`", cmd_analyze},
+      {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`",
+       cmd_analyze},
       {"proxy", "serve a loopback record/replay endpoint for agents' OpenAI/Anthropic SDKs", cmd_proxy},
       {"hook", "install or remove a git pre-push hook that runs the gate", cmd_hook},
       {"comment", "post or update gate's verdict comment on the current GitHub pull request", cmd_comment},
@@ -78,15 +79,19 @@ int main(int argc, char** argv) {
     if (args[0] == "--version") return cmd_version({});
     for (const auto& c : commands())
       if (args[0] == c.name) return c.run(Args(args.begin() + 1, args.end()));
-    std::string message = "unknown command \"" + args[0] + "\"";
+    std::vector<std::string> near;
     for (const auto& c : commands())
-      if (edit_distance(args[0], c.name) <= 2) message += "; did you mean \"" + std::string(c.name) + "\"?";
-    throw Error(Exit::bad_input, message + " (see `gate help`)");
+      if (edit_distance(args[0], c.name) <= 2) near.push_back("\"" + std::string(c.name) + "\"");
+    std::string message = "unknown command \"" + args[0] + "\"";
+    for (std::size_t i = 0; i < near.size(); ++i)
+      message += (i == 0 ? "; did you mean " : i + 1 == near.size() ? " or " : ", ") + near[i];
+    throw Error(Exit::bad_input, message + (near.empty() ? "" : "?") + " (see `gate help`)");
   } catch (const Error& e) {
     std::cerr << "gate: error: " << redact(e.what()) << "\n";
     return static_cast<int>(e.code());
   } catch (const boost::program_options::error& e) {
-    std::cerr << "gate: error: " << redact(e.what()) << " (see `gate help`)\n";
+    // An option error belongs to the command it was given to.
+    std::cerr << "gate: error: " << redact(e.what()) << " (see `gate " << redact(args[0]) << " --help`)\n";
     return static_cast<int>(Exit::bad_input);
   } catch (const std::bad_alloc&) {
     std::cerr << "gate: error: out of memory\n";

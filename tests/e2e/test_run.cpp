@@ -259,3 +259,14 @@ TEST_CASE("an unwritable report directory exits 3 and keeps the previous report"
   CHECK(r.err.find("blocker") != std::string::npos);
   CHECK(slurp(tmp.path() / "out" / "report.json") == before);
 }
+
+TEST_CASE("usage errors point at the right help and list every near command") {
+  TempDir tmp;
+  Result typo = run_gate({"rnk"}, tmp.path());
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("unknown command \"rnk\"; did you mean \"run\" or \"rank\"? (see `gate help`)") !=
+        std::string::npos);
+  Result missing = run_gate({"rank"}, tmp.path());
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("'--anchor' is required but missing (see `gate rank --help`)") != std::string::npos);
+}
