@@ -17,7 +17,8 @@ class Regex; // linear-time matcher, see regex.hpp
 struct Check {
   std::string type;                // equals, contains, icontains, not_contains, contains_any,
                                    // contains_all, starts_with, regex, json, number, length,
-                                   // llm_judge (values[0] is the rubric; see judge.hpp)
+                                   // llm_judge (values[0] is the rubric; see judge.hpp),
+                                   // and the agent types (is_agent_type)
   std::string label;               // how results name it: type, or "type:<name>" when given a name
   std::vector<std::string> values; // the text operands (one for equals/contains/..., the regex pattern)
   bool trim = true, ignore_case = false, collapse_whitespace = false; // equals options
@@ -39,7 +40,26 @@ struct Check {
   // length: chars (code points) or words within [min, max].
   std::string unit = "chars";
   std::optional<double> min, max;
+  // Agent checks (is_agent_type): parsed and validated here with the suite,
+  // evaluated by gate/agent on the work copy. exit_code and diff_size use
+  // `number`; file_contains `values[0]`; file_scope the allowed globs in
+  // `values`; tool_sequence the tool names in `values`; final_state the
+  // sha256 in `values[0]`.
+  std::string path;                   // relative to the work copy, no "..", not absolute
+  std::vector<std::string> argv;      // command: run in the work copy, no shell
+  double timeout_s = 60;              // command
+  std::string mode;                   // tool_sequence: equals | contains | starts_with
+  std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
 };
+
+// True for the types that look at an agent run rather than an answer:
+// exit_code, stdout, file_exists, file_contains, file_json, command,
+// diff_size, file_scope, tool_sequence, final_state.
+bool is_agent_type(std::string_view type);
+
+// The `json` check's path conditions on an already parsed document: "" when
+// all hold, else why not (short, redacted).
+std::string json_paths_failure(const Check &c, const boost::json::value &doc);
 
 // The check types parse() accepts, in the order error messages list them.
 const std::vector<std::string> &known_types();

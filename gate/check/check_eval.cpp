@@ -149,6 +149,13 @@ std::string json_failure(const Check &c, std::string_view answer) {
     if (auto body = fenced_json(answer)) doc = parse_json(trim(*body));
   }
   if (!doc) return "answer is not JSON (nor has a ```json block): " + snippet(answer);
+  return json_paths_failure(c, *doc);
+}
+
+} // namespace
+
+std::string json_paths_failure(const Check &c, const boost::json::value &doc_value) {
+  const boost::json::value *doc = &doc_value;
   using Test = Check::JsonPath::Test;
   for (const auto &p : c.json_paths) {
     const boost::json::value *v = resolve_pointer(*doc, p.tokens);
@@ -182,6 +189,8 @@ std::string json_failure(const Check &c, std::string_view answer) {
   }
   return {};
 }
+
+namespace {
 
 std::string bounds_text(const std::optional<double> &min, const std::optional<double> &max) {
   if (min && max) return "between " + show_number(*min) + " and " + show_number(*max);
@@ -380,6 +389,11 @@ bool json_equal(const boost::json::value &a, const boost::json::value &b) {
 Result evaluate(const Check &c, std::string_view answer) {
   Result r;
   r.label = c.label;
+  if (is_agent_type(c.type)) {
+    r.errored = true;
+    r.detail = "an agent check needs an agent run (suite kind \"agent\")";
+    return r;
+  }
   try {
     r.detail = failure(c, answer);
     r.passed = r.detail.empty();

@@ -30,6 +30,16 @@ const std::vector<TypeInfo> &type_table() {
       {"number", {"value", "tolerance"}},
       {"length", {"unit", "min", "max"}},
       {"llm_judge", {"rubric"}},
+      {"exit_code", {"value"}},
+      {"stdout", {"check"}},
+      {"file_exists", {"path"}},
+      {"file_contains", {"path", "value"}},
+      {"file_json", {"path", "paths"}},
+      {"command", {"argv", "timeout"}},
+      {"diff_size", {"max"}},
+      {"file_scope", {"allow"}},
+      {"tool_sequence", {"equals", "contains", "starts_with"}},
+      {"final_state", {"path", "sha256"}},
   };
   return k_types;
 }
@@ -176,7 +186,103 @@ Check::JsonPath parse_path(const boost::json::value &v, const Fields &parent, st
   return p;
 }
 
+// A path inside the agent's work copy: relative, and no component that
+// could climb out ("..") or hide the target (".", empty).
+std::string work_path(const Fields &f, const char *key) {
+  std::string p = f.nonempty_text(key);
+  if (p.front() == '/' || p.find('\\') != std::string::npos || p.find('\0') != std::string::npos)
+    f.fail(std::string("\"") + key + "\" must be a relative path inside the work copy, got \"" + p + "\"");
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    std::size_t end = p.find('/', start);
+    if (end == std::string::npos) end = p.size();
+    std::string_view part(p.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..")
+      f.fail(std::string("\"") + key + "\" must be a relative path inside the work copy (no \"..\", \".\" "
+             "or empty parts), got \"" + p + "\"");
+    start = end + 1;
+  }
+  return p;
+}
+
+bool is_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+void parse_json_paths(const Fields &f, Check &c) {
+  if (const auto *paths = f.get("paths")) {
+    if (!paths->is_array()) f.wrong("paths", "an array of {\"path\": ..., <condition>} objects", *paths);
+    for (const auto &p : paths->get_array())
+      c.json_paths.push_back(parse_path(p, f, c.json_paths.size()));
+  }
+}
+
+void parse_agent(const Fields &f, Check &c) {
+  const std::string &t = c.type;
+  if (t == "exit_code") {
+    double v = f.number("value").value_or(0);
+    if (v != static_cast<double>(static_cast<int>(v)) || v < 0 || v > 255)
+      f.fail("\"value\" must be an exit status from 0 to 255");
+    c.number = v;
+  } else if (t == "stdout") {
+    const auto *inner = f.get("check");
+    if (inner == nullptr) f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
+    Check in = parse(*inner, std::nullopt, f.at);
+    if (is_agent_type(in.type) || in.type == "llm_judge")
+      f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" + in.type + "\"");
+    c.inner = std::make_shared<const Check>(std::move(in));
+  } else if (t == "file_exists") {
+    c.path = work_path(f, "path");
+  } else if (t == "file_contains") {
+    c.path = work_path(f, "path");
+    c.values.push_back(f.nonempty_text("value"));
+  } else if (t == "file_json") {
+    c.path = work_path(f, "path");
+    parse_json_paths(f, c);
+  } else if (t == "command") {
+    const auto *argv = f.get("argv");
+    if (argv == nullptr) f.fail("missing \"argv\" (a non-empty array of strings; no shell)");
+    c.argv = f.texts("argv");
+    c.timeout_s = f.number("timeout").value_or(60);
+    if (!(c.timeout_s > 0)) f.fail("\"timeout\" must be a number of seconds > 0");
+  } else if (t == "diff_size") {
+    auto v = f.number("max");
+    if (!v || *v < 0 || *v != static_cast<double>(static_cast<long long>(*v)))
+      f.fail("\"max\" must be a whole number of changed lines >= 0");
+    c.number = *v;
+  } else if (t == "file_scope") {
+    c.values = f.texts("allow");
+  } else if (t == "tool_sequence") {
+    for (const char *m : {"equals", "contains", "starts_with"}) {
+      const auto *v = f.get(m);
+      if (v == nullptr) continue;
+      if (!c.mode.empty()) f.fail("expected exactly one of \"equals\", \"contains\", \"starts_with\"");
+      c.mode = m;
+      if (!v->is_array()) f.wrong(m, "an array of tool names", *v);
+      for (const auto &e : v->get_array()) {
+        if (!e.is_string() || e.get_string().empty())
+          f.fail(std::string("\"") + m + "\" must hold non-empty tool names");
+        c.values.emplace_back(e.get_string());
+      }
+    }
+    if (c.mode.empty()) f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
+  } else if (t == "final_state") {
+    c.path = work_path(f, "path");
+    std::string sha = f.nonempty_text("sha256");
+    if (!is_hex64(sha)) f.fail("\"sha256\" must be 64 lowercase hex digits");
+    c.values.push_back(sha);
+  }
+}
+
 } // namespace
+
+bool is_agent_type(std::string_view type) {
+  static constexpr std::string_view k_agent[] = {"exit_code",  "stdout",     "file_exists",   "file_contains",
+                                                 "file_json",  "command",    "diff_size",     "file_scope",
+                                                 "tool_sequence", "final_state"};
+  return std::find(std::begin(k_agent), std::end(k_agent), type) != std::end(k_agent);
+}
 
 const std::vector<std::string> &known_types() {
   static const std::vector<std::string> k_names = [] {
@@ -190,7 +296,13 @@ const std::vector<std::string> &known_types() {
 
 Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
             const std::string &where) {
-  const std::string known = join(known_types());
+  // Text checks first, then the agent ones, which only agent cases take.
+  static const std::string known = [] {
+    std::string text, agent;
+    for (const auto &t : known_types())
+      (is_agent_type(t) ? agent : text) += ((is_agent_type(t) ? agent : text).empty() ? "" : ", ") + t;
+    return text + "; agent cases also: " + agent;
+  }();
   if (!spec.is_object())
     throw_bad_input(where +
                     ": a check must be an object like {\"type\": \"contains\", \"value\": \"...\"}, got " +
@@ -204,7 +316,8 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
   auto info = std::find_if(type_table().begin(), type_table().end(),
                            [&](const TypeInfo &t) { return c.type == t.type; });
   if (info == type_table().end())
-    throw_bad_input(where + ": unknown check type \"" + c.type + "\" (known: " + known + ")");
+    throw_bad_input(where + ": unknown check type \"" + c.type + "\" (known: " +
+                    known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
 
   Fields f{obj, where + ": check \"" + c.type + "\""};
   c.label = c.type;
@@ -218,6 +331,10 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
   f.only(allowed);
 
   const std::string &t = c.type;
+  if (is_agent_type(t)) {
+    parse_agent(f, c);
+    return c;
+  }
   if (t == "equals") {
     auto v = f.text("value");
     if (!v && !expected) f.fail("no \"value\" and the case has no \"expected\" to compare with");
@@ -236,11 +353,7 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     c.ignore_case = f.flag("ignore_case").value_or(false);
     c.regex = std::make_shared<const Regex>(c.values.front(), f.at, c.ignore_case);
   } else if (t == "json") {
-    if (const auto *paths = f.get("paths")) {
-      if (!paths->is_array()) f.wrong("paths", "an array of {\"path\": ..., <condition>} objects", *paths);
-      for (const auto &p : paths->get_array())
-        c.json_paths.push_back(parse_path(p, f, c.json_paths.size()));
-    }
+    parse_json_paths(f, c);
   } else if (t == "number") {
     auto v = f.number("value");
     if (!v) f.fail("missing \"value\" (a number)");

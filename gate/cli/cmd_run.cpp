@@ -36,7 +36,8 @@ void add_run_options(po::options_description& d) {
       "sample-seed", po::value<std::uint64_t>(), "seed for --sample (default 0)")(
       "shard", po::value<std::string>(), "run only slice i of n (i/n, 1-based; by a hash of task id)")(
       "out", po::value<std::string>(),
-      "directory for report.json, report.md and report.xml")("quiet,q", "no progress output");
+      "directory for report.json, report.md and report.xml")("quiet,q", "no progress output")(
+      "keep-workdirs", "agent tasks: keep each run's work copy (under $TMPDIR) and print where");
 }
 
 namespace {
@@ -133,6 +134,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   };
   install_stop_handlers();
   in.stop = &stop_requested();
+  in.keep_workdirs = vm.count("keep-workdirs") != 0;
 
   run::Outcome outcome;
   {
@@ -140,6 +142,7 @@ RunResult run_from_options(const po::variables_map& vm) {
     outcome = run::execute(in, progress.callbacks());
   }
   for (const auto& w : outcome.warnings) std::cerr << "gate: warning: " << redact(w) << "\n";
+  for (const auto& k : outcome.kept_workdirs) std::cerr << "gate: kept work copy of " << redact(k) << "\n";
   if (!outcome.misses.empty() && outcome.fatal.empty()) {
     result.code = report_misses(outcome, cfg, config_file);
     return result;

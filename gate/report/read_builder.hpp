@@ -92,9 +92,14 @@ inline const Fields& fields_of(Ctx c) {
                            "judge_calls",
                            "judge_cache_hits",
                            "judge_prompt_tokens",
-                           "judge_completion_tokens"},
-                          // route, and what only fresh, streamed or judged runs have
-                          (1u << 15) | (0x3fu << 17)};
+                           "judge_completion_tokens",
+                           "agent_exit_code",
+                           "agent_timed_out",
+                           "agent_stdout",
+                           "agent_stderr",
+                           "final_state_hash"},
+                          // route, what only fresh, streamed or judged runs have, and agent runs'
+                          (1u << 15) | (0x3fu << 17) | (0x1fu << 23)};
   static const Fields check{{"label", "passed", "detail", "reason"}, 1u << 3};
   static const Fields attempt{
       {"status", "bucket", "wait_ms", "latency_ms", "prompt_tokens", "completion_tokens", "usage_known"}};
@@ -150,7 +155,12 @@ enum RunField {
   r_judge_calls,
   r_judge_hits,
   r_judge_prompt,
-  r_judge_completion
+  r_judge_completion,
+  r_agent_exit,
+  r_agent_timed_out,
+  r_agent_stdout,
+  r_agent_stderr,
+  r_final_state
 };
 enum AttemptField { a_status, a_bucket, a_wait, a_latency, a_prompt, a_completion, a_usage_known };
 
@@ -409,6 +419,8 @@ private:
     out = v.i;
     return true;
   }
+  // Agent fields are optional as a group: the first one read creates it.
+  static results::AgentRun& agent_of(results::Run& r) { return r.agent ? *r.agent : r.agent.emplace(); }
   bool small(const Scalar& v, int& out, ec_t& ec) {
     std::int64_t i = 0;
     if (!count(v, i, ec)) return false;
@@ -500,6 +512,15 @@ private:
       case r_judge_hits: return small(v, r.judge_cache_hits, ec);
       case r_judge_prompt: return count(v, r.judge_prompt_tokens, ec);
       case r_judge_completion: return count(v, r.judge_completion_tokens, ec);
+      case r_agent_exit: {
+        if (v.kind != Scalar::int64 || v.i < -1 || v.i > 255) return wrong("an integer from -1 to 255", ec);
+        agent_of(r).exit_code = static_cast<int>(v.i);
+        return true;
+      }
+      case r_agent_timed_out: return flag(v, agent_of(r).timed_out, ec);
+      case r_agent_stdout: return text(v, agent_of(r).stdout_excerpt, ec);
+      case r_agent_stderr: return text(v, agent_of(r).stderr_excerpt, ec);
+      case r_final_state: return text(v, agent_of(r).final_state_hash, ec);
       case r_route: return wrong("an object", ec);
       default: return wrong("an array", ec);
       }
@@ -620,7 +641,9 @@ private:
       case r_passed:
       case r_truncated:
       case r_usage_known:
+      case r_agent_timed_out:
       case r_cache_hit: return wrong("true or false", ec);
+      case r_agent_exit: return wrong("an integer from -1 to 255", ec);
       case r_index:
       case r_prompt:
       case r_completion:

@@ -391,6 +391,18 @@ void run(const results::Run& r, const results::Route& shared, std::string& out) 
     out += ",\"judge_completion_tokens\":";
     i64(r.judge_completion_tokens, out);
   }
+  if (r.agent) {
+    out += ",\"agent_exit_code\":";
+    i64(r.agent->exit_code, out);
+    out += ",\"agent_timed_out\":";
+    boolean(r.agent->timed_out, out);
+    out += ",\"agent_stdout\":";
+    str(r.agent->stdout_excerpt, out);
+    out += ",\"agent_stderr\":";
+    str(r.agent->stderr_excerpt, out);
+    out += ",\"final_state_hash\":";
+    str(r.agent->final_state_hash, out);
+  }
   out.push_back('}');
 }
 

@@ -41,6 +41,16 @@ struct Attempt {
   bool usage_known = false; // the attempt's response reported usage
 };
 
+// What an agent-command run (suite kind "agent") leaves besides its checks;
+// absent for a plain model call. Output excerpts are redacted and capped.
+struct AgentRun {
+  int exit_code = -1;              // -1: killed by a signal or never started
+  bool timed_out = false;          // killed at its timeout (the run is error `agent`)
+  std::string stdout_excerpt;      // at most the capture cap, then a truncation marker
+  std::string stderr_excerpt;
+  std::string final_state_hash;    // sha256 of the work copy after the command (agent/workcopy.hpp)
+};
+
 // One run of one task.
 struct Run {
   int index = 0;                     // replica, 0-based
@@ -70,6 +80,7 @@ struct Run {
   std::int64_t judge_completion_tokens = 0;
   int judge_calls = 0;               // judge calls made (fresh or replayed)
   int judge_cache_hits = 0;          // of those, answered from the cache
+  std::optional<AgentRun> agent;     // agent tasks only
   bool errored() const { return !error.empty(); }
 };
 

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <thread>
 
+#include <gate/agent/agent.hpp>
+#include <gate/cache/store.hpp>
 #include <gate/check/check.hpp>
 #include <gate/check/judge.hpp>
 #include <gate/net/http_client.hpp>
@@ -66,6 +68,7 @@ struct Shared {
   Outcome* outcome;
   int workers = 1;
   std::once_flag workers_told; // the client learns the worker count once
+  agent::Tap* tap = nullptr;   // set when a selected case is an agent case
 };
 
 bool fatal_bucket(model::Bucket b) {
@@ -273,14 +276,54 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   }
 }
 
-void execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
+// What identifies an agent run's setup across reports: the command,
+// fixture, timeout, input mode and the input itself.
+std::string agent_fingerprint(const suite::Case& c, const config::Config& cfg) {
+  boost::json::object o;
+  boost::json::array argv;
+  for (const auto& a : c.agent->command)
+    argv.emplace_back(a);
+  o["command"] = std::move(argv);
+  o["fixture"] = c.agent->fixture;
+  o["timeout"] = c.agent->timeout_s;
+  o["input_file"] = c.agent->input_file;
+  o["input"] = c.input.front().content;
+  return cache::make_fingerprint(cfg.model.provider, "agent", json::canonical(o));
+}
+
+// False when the run was cut short by a stop request: it is not kept.
+bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& run) {
+  run.route = sh.route;
+  agent::Job job{sh.in.suite,         &c,        replica, sh.in.config, sh.tap, sh.in.workdir_root,
+                 sh.in.keep_workdirs, sh.in.stop};
+  agent::JobResult r = agent::run_job(job, run);
+  std::lock_guard lock(sh.mutex);
+  for (const auto& key : r.missing_keys)
+    sh.outcome->misses.push_back({c.id, replica, key});
+  if (!r.missing_keys.empty()) {
+    run.error = "cache_miss";
+    run.passed = false;
+  }
+  if (!r.kept_workdir.empty())
+    sh.outcome->kept_workdirs.push_back("task " + c.id + " run " + std::to_string(replica) + ": " +
+                                        r.kept_workdir.string());
+  return !r.interrupted;
+}
+
+// False when the run did not happen after all (an agent stopped by a signal).
+bool execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
   const suite::Case& c = *sh.in.cases[case_index];
+  if (c.kind == "agent") {
+    run.index = replica;
+    run.fingerprint = sh.prepared[case_index].fingerprint;
+    return execute_agent(sh, c, replica, run);
+  }
   const PreparedRequest& p = sh.prepared[case_index];
   run.index = replica;
   run.fingerprint = p.fingerprint;
   Obtained o = obtain(sh, p, replica, c.id, "task " + c.id);
   if (o.missed) run.error = "cache_miss";
-  if (o.missed || o.no_client) return;
+  if (o.missed || o.no_client) return true;
   run.cache_hit = o.hit;
   run.attempts = o.attempts;
   if (o.hit) {
@@ -291,6 +334,7 @@ void execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& 
     record_attempts(o.response, run);
   }
   score(sh, c, replica, o, run);
+  return true;
 }
 
 void worker(Shared& sh, std::vector<results::Task>& tasks, int runs, std::vector<char>& done) {
@@ -302,7 +346,7 @@ void worker(Shared& sh, std::vector<results::Task>& tasks, int runs, std::vector
     std::size_t ci = job / static_cast<std::size_t>(runs);
     int replica = static_cast<int>(job % static_cast<std::size_t>(runs));
     results::Run& run = tasks[ci].runs[static_cast<std::size_t>(replica)];
-    execute_one(sh, ci, replica, run);
+    if (!execute_one(sh, ci, replica, run)) continue;
     done[job] = 1;
     if (sh.progress.run_done) sh.progress.run_done(run.cache_hit, run.errored());
   }
@@ -347,11 +391,22 @@ results::Route configured_route(const config::Config& c) {
 Outcome execute(const Inputs& in, const Progress& progress) {
   Outcome outcome;
   const auto& cfg = *in.config;
-  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome, 1, {}};
+  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome, 1, {}, nullptr};
   sh.route_text = route_json(sh.route);
   sh.prepared.reserve(in.cases.size());
-  for (const auto* c : in.cases)
-    sh.prepared.push_back(prepare(*c, cfg));
+  std::unique_ptr<agent::Tap> tap;
+  for (const auto* c : in.cases) {
+    if (c->kind != "agent") {
+      sh.prepared.push_back(prepare(*c, cfg));
+      continue;
+    }
+    sh.prepared.push_back(PreparedRequest{{}, {}, agent_fingerprint(*c, cfg)});
+    if (!tap) {
+      tap = std::make_unique<agent::Tap>(cfg);
+      tap->start();
+      sh.tap = tap.get();
+    }
+  }
 
   const int runs = cfg.runs;
   outcome.tasks.resize(in.cases.size());
@@ -375,6 +430,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   worker(sh, outcome.tasks, runs, done);
   for (auto& t : threads)
     t.join();
+  if (tap) tap->stop();
   if (progress.finish) progress.finish();
 
   if (std::find(done.begin(), done.end(), 0) != done.end()) {
@@ -397,6 +453,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     return std::tie(a.task_id, a.run) < std::tie(b.task_id, b.run);
   });
   std::sort(outcome.warnings.begin(), outcome.warnings.end());
+  std::sort(outcome.kept_workdirs.begin(), outcome.kept_workdirs.end());
   return outcome;
 }
 

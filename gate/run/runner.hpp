@@ -25,6 +25,7 @@ struct Outcome {
   std::vector<results::Task> tasks; // in case order, runs in replica order
   std::vector<Miss> misses;         // replay-only: requests not in the cache
   std::vector<std::string> warnings;
+  std::vector<std::string> kept_workdirs; // --keep-workdirs: "task <id> run <n>: <path>", sorted
   bool complete = true;
   std::string incomplete_reason;
   // Set when the run was aborted because every further call would fail the
@@ -49,9 +50,16 @@ struct Inputs {
   // every response is cached needs no key. May throw Error(cannot_run).
   std::function<model::ModelClient&()> client;
   const std::atomic<bool>* stop = nullptr; // set by a signal: finish the runs in flight, start no more
+  // Agent cases: where work copies go ("" = the system temp dir) and
+  // whether they stay after the checks.
+  std::filesystem::path workdir_root;
+  bool keep_workdirs = false;
 };
 
-// Runs every selected case `runs` times on `concurrency` workers. Results
+// Runs every selected case `runs` times on `concurrency` workers. Agent
+// cases (kind "agent") run their command through one agent::Tap for the
+// whole execute(); a replay-only miss inside an agent's scope is listed in
+// `misses` like any other. Results
 // are in a fixed order whatever the concurrency, so two runs of the same
 // inputs give the same report.
 Outcome execute(const Inputs& in, const Progress& progress);

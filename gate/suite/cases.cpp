@@ -13,8 +13,9 @@ namespace {
 
 constexpr std::string_view k_bom = "\xEF\xBB\xBF";
 
-constexpr std::array<std::string_view, 10> k_case_keys = {
-    "id", "scenario", "difficulty", "group", "input", "system", "expected", "checks", "tags", "metadata"};
+constexpr std::array<std::string_view, 12> k_case_keys = {"id",       "kind",   "agent", "scenario",
+                                                           "difficulty", "group", "input", "system",
+                                                           "expected", "checks", "tags",  "metadata"};
 
 // Offset of the first byte that does not start a valid UTF-8 sequence (no
 // overlongs, no surrogates, <= U+10FFFF), or npos. util's valid_utf8 only
@@ -53,6 +54,7 @@ using gate::json::kind_name;
 struct LineParser {
   const boost::json::object &obj;
   const std::string &at;
+  const AgentContext &agent_ctx;
 
   [[noreturn]] void fail(const std::string &what) const { throw_bad_input(at + ": " + what); }
 
@@ -159,13 +161,38 @@ struct LineParser {
     c.expected = string_field("expected", false);
     c.checks = checks(c.expected);
     c.tags = tags();
+    agent(c);
     return c;
+  }
+
+  // kind "agent": the command, fixture and timeout, and only checks that
+  // make sense for a command run; agent checks need kind "agent".
+  void agent(Case &c) const {
+    c.kind = string_field("kind", true).value_or("plain");
+    if (c.kind != "plain" && c.kind != "agent")
+      fail("\"kind\" must be \"plain\" or \"agent\", got " + quote_value(c.kind));
+    const auto *own = obj.if_contains("agent");
+    if (c.kind == "plain") {
+      if (own != nullptr) fail("\"agent\" is given but \"kind\" is not \"agent\"");
+      for (const auto &chk : c.checks)
+        if (check::is_agent_type(chk.type))
+          fail("check \"" + chk.type + "\" needs an agent case (\"kind\": \"agent\")");
+      return;
+    }
+    if (own != nullptr && !own->is_object())
+      fail(std::string("\"agent\" must be an object {\"command\", \"fixture\", \"timeout\", \"input\"}, got ") +
+           kind_name(*own));
+    if (c.input.size() != 1 || c.input.front().role != "user" || obj.contains("system"))
+      fail("an agent case's \"input\" must be a string (given to the command on stdin or in a file)");
+    for (const auto &chk : c.checks)
+      if (chk.type == "llm_judge") fail("check \"llm_judge\" is not available for agent cases");
+    c.agent = parse_agent(own != nullptr ? &own->get_object() : nullptr, at, agent_ctx);
   }
 };
 
 } // namespace
 
-std::vector<Case> parse_cases(std::string_view text, const std::string &where) {
+std::vector<Case> parse_cases(std::string_view text, const std::string &where, const AgentContext &agent) {
   if (text.starts_with(k_bom)) text.remove_prefix(k_bom.size());
   std::vector<Case> cases;
   std::unordered_map<std::string, std::size_t> id_lines;
@@ -192,7 +219,7 @@ std::vector<Case> parse_cases(std::string_view text, const std::string &where) {
     const std::string at = where + ":" + std::to_string(line_no);
     if (!v.is_object())
       throw_bad_input(at + ": expected a JSON object (one case per line), got " + kind_name(v));
-    Case c = LineParser{v.get_object(), at}.parse(line_no);
+    Case c = LineParser{v.get_object(), at, agent}.parse(line_no);
     auto [it, fresh] = id_lines.emplace(c.id, line_no);
     if (!fresh)
       throw_bad_input(at + ": duplicate id " + quote_value(c.id) + "; first used on line " +

@@ -77,7 +77,7 @@ Metadata read_metadata(const std::filesystem::path &dir) {
   const std::string text = read_file(path);
   const boost::json::value v = json::parse_strict(text, where);
   const auto &o = json::as_object(v, where);
-  only_keys(o, {"name", "latest", "versions"}, where);
+  only_keys(o, {"name", "latest", "versions", "agent"}, where);
 
   Metadata m;
   m.name = json::get_string(o, "name", where);
@@ -95,6 +95,12 @@ Metadata read_metadata(const std::filesystem::path &dir) {
     if (!seen.insert(info.version).second)
       throw_bad_input(where + ": version " + quote_value(info.version) + " is listed twice");
     m.versions.push_back(std::move(info));
+  }
+  if (const auto *agent = o.if_contains("agent")) {
+    if (!agent->is_object())
+      throw_bad_input(where + ": \"agent\" must be an object {\"command\", \"fixture\", \"timeout\", \"input\"}");
+    check_agent_defaults(agent->get_object(), where + ": \"agent\"");
+    m.agent = agent->get_object();
   }
   if (!seen.contains(m.latest))
     throw_bad_input(where + ": \"latest\" is " + quote_value(m.latest) + ", which is not among \"versions\"");
@@ -116,7 +122,12 @@ std::string format_metadata(const Metadata &m) {
     out += ", \"cases\": " + std::to_string(v.cases) + "}";
     out += i + 1 < m.versions.size() ? ",\n" : "\n";
   }
-  out += "  ]\n}\n";
+  out += "  ]";
+  if (m.agent) {
+    out += ",\n  \"agent\": ";
+    json::append_canonical(*m.agent, out);
+  }
+  out += "\n}\n";
   return out;
 }
 

@@ -43,7 +43,7 @@ struct Loaded {
 // The bytes are read once and the hash is of exactly those bytes, checked
 // before any parsing: an edited suite is refused as edited, whatever else
 // is wrong with it, and no other read can see different content.
-Loaded load_version(const std::filesystem::path &dir, const VersionInfo &info) {
+Loaded load_version(const std::filesystem::path &dir, const VersionInfo &info, const AgentContext &ctx) {
   const std::filesystem::path path = cases_path(dir, info.version);
   const std::string text = read_file(path);
   Loaded out;
@@ -51,7 +51,7 @@ Loaded load_version(const std::filesystem::path &dir, const VersionInfo &info) {
   if (out.sha256 != info.sha256)
     throw_bad_input(path.string() + ": sha256 mismatch: metadata.json pins " + info.sha256 + ", file has " +
                     out.sha256 + "; the suite was edited in place — use `gate suite new-version`");
-  out.cases = parse_cases(text, path.string());
+  out.cases = parse_cases(text, path.string(), ctx);
   if (out.cases.size() != info.cases)
     throw_bad_input(path.string() + ": " + std::to_string(out.cases.size()) +
                     " cases, but metadata.json records " + std::to_string(info.cases));
@@ -99,12 +99,16 @@ void write_version(const std::filesystem::path &dir, const std::string &version,
   write_file_atomically(path, text);
 }
 
+AgentContext agent_context(const std::filesystem::path &dir, const Metadata &m) {
+  return AgentContext{dir, m.agent ? &*m.agent : nullptr, (dir / "metadata.json").string()};
+}
+
 } // namespace
 
 Suite load(const std::filesystem::path &dir, const std::string &version) {
   const Metadata m = read_metadata(dir);
   const VersionInfo &info = find_version(m, version.empty() ? m.latest : version, dir);
-  Loaded l = load_version(dir, info);
+  Loaded l = load_version(dir, info, agent_context(dir, m));
   return Suite{dir, m.name, info.version, std::move(l.sha256), std::move(l.cases)};
 }
 
@@ -112,7 +116,7 @@ std::string new_version(const std::filesystem::path &dir, const std::filesystem:
   Metadata m = read_metadata(dir);
   refuse_own_version_file(dir, m, from);
   const std::string text = read_file(from);
-  const std::size_t count = parse_cases(text, from.string()).size();
+  const std::size_t count = parse_cases(text, from.string(), agent_context(dir, m)).size();
   const std::string sha = sha256_hex(text);
   const VersionInfo &latest = find_version(m, m.latest, dir);
   if (sha == latest.sha256)
@@ -133,7 +137,7 @@ void create(const std::filesystem::path &dir, const std::string &name, const std
     throw_bad_input(meta.string() + ": already exists; add a version with `gate suite new-version`");
   if (name.empty() || !valid_utf8(name)) throw_bad_input("suite name must be a non-empty UTF-8 string");
   const std::string text = read_file(from);
-  const std::size_t count = parse_cases(text, from.string()).size();
+  const std::size_t count = parse_cases(text, from.string(), AgentContext{dir, nullptr, ""}).size();
   write_version(dir, "v1", text);
   write_file_atomically(meta,
                         format_metadata(Metadata{name, "v1", {VersionInfo{"v1", sha256_hex(text), count}}}));
@@ -143,7 +147,7 @@ std::vector<std::string> verify(const std::filesystem::path &dir) {
   const Metadata m = read_metadata(dir);
   std::vector<std::string> lines;
   for (const auto &v : m.versions) {
-    const std::size_t n = load_version(dir, v).cases.size();
+    const std::size_t n = load_version(dir, v, agent_context(dir, m)).cases.size();
     lines.push_back(v.version + "  " + std::to_string(n) + " cases  sha256 ok");
   }
   return lines;

@@ -19,8 +19,28 @@ struct Message {
   std::string content;
 };
 
+// How an agent case runs (docs/suite-format.md "Agent tasks"): the case's
+// "agent" object over the suite's default (metadata.json "agent"), key by key.
+struct AgentSpec {
+  std::vector<std::string> command;  // argv, no shell; non-empty
+  std::string fixture;               // as written, relative to the suite directory
+  std::filesystem::path fixture_dir; // resolved; an existing directory inside the suite directory
+  double timeout_s = 0;              // > 0
+  std::string input_file;            // "" = the input goes to stdin; else "file:NAME"'s NAME
+};
+
+// Where agent cases are resolved: the suite directory and its default
+// "agent" block (null when metadata.json has none).
+struct AgentContext {
+  std::filesystem::path dir;
+  const boost::json::object *defaults = nullptr;
+  std::string defaults_where; // "<dir>/metadata.json" for messages
+};
+
 struct Case {
   std::string id;
+  std::string kind = "plain"; // plain | agent
+  std::optional<AgentSpec> agent; // kind agent only
   std::string scenario;
   std::string difficulty;
   std::string group;          // "" = none
@@ -43,6 +63,10 @@ struct Metadata {
   std::string name;
   std::string latest;
   std::vector<VersionInfo> versions;
+  // Default "agent" block for agent cases; kept as written so that
+  // format_metadata writes it back unchanged. Like the fixture directories
+  // it is not covered by the cases file's sha256.
+  std::optional<boost::json::object> agent = {};
 };
 
 struct Suite {
@@ -72,7 +96,17 @@ std::string format_metadata(const Metadata &m);
 Suite load(const std::filesystem::path &dir, const std::string &version);
 
 // Parses cases from JSONL text (the rules above); `where` names the file.
-std::vector<Case> parse_cases(std::string_view text, const std::string &where);
+// Agent cases resolve their fixture against `agent.dir` and take the
+// defaults from `agent.defaults`.
+std::vector<Case> parse_cases(std::string_view text, const std::string &where, const AgentContext &agent = {});
+
+// Validates a partial agent block (defaults or a case's own) and merges
+// `own` over `defaults`; the result must be complete. `at` names the case
+// line. Throws Error(bad_input) naming where each bad value came from.
+AgentSpec parse_agent(const boost::json::object *own, const std::string &at, const AgentContext &ctx);
+
+// Checks a default block's keys and value types (metadata.json "agent").
+void check_agent_defaults(const boost::json::object &defaults, const std::string &where);
 
 // Adds the next version ("v<N+1>" after the highest "v<N>") from an edited
 // cases file: validates it, copies it to versions/<v>/cases.jsonl, records

@@ -174,7 +174,7 @@ TEST_CASE("a duplicate id names both lines") {
 TEST_CASE("an unknown key lists the allowed keys") {
   std::string l = R"({"id":"a","input":"q","checks":[{"type":"contains","value":"x"}],"prompt":"p"})";
   CHECK(has(parse_error(line("z") + "\n" + l),
-            "s/cases.jsonl:2: unknown key \"prompt\"; allowed keys: id, scenario, difficulty, group, "
+            "s/cases.jsonl:2: unknown key \"prompt\"; allowed keys: id, kind, agent, scenario, difficulty, group, "
             "input, system, expected, checks, tags, metadata"));
 }
 

@@ -1,0 +1,174 @@
+#include <gate/agent/agent.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <unistd.h>
+
+#include <gate/agent/checks.hpp>
+#include <gate/agent/process.hpp>
+#include <gate/agent/workcopy.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
+
+namespace gate::agent {
+
+namespace {
+
+std::string var_name(std::string_view entry) { return std::string(entry.substr(0, entry.find('='))); }
+
+// argv[0] with a '/' but relative names a program shipped with the suite;
+// a bare name is looked up in PATH, then next to the gate binary (so the
+// example agent built with gate runs from the build directory as is).
+std::vector<std::string> resolve_command(std::vector<std::string> argv,
+                                         const std::filesystem::path& suite_dir) {
+  std::string& program = argv.front();
+  if (program.find('/') != std::string::npos) {
+    if (program.front() != '/')
+      program = std::filesystem::absolute(suite_dir / program).lexically_normal().string();
+    return argv;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (!dirs.empty()) {
+    std::string_view dir = dirs.substr(0, dirs.find(':'));
+    dirs.remove_prefix(std::min(dirs.size(), dir.size() + 1));
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return argv;
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && ::access((self.parent_path() / program).c_str(), X_OK) == 0)
+    program = (self.parent_path() / program).string();
+  return argv;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+void fail_run(results::Run& out, const std::string& message) {
+  out.error = "agent";
+  out.error_message = redact(message);
+  out.passed = false;
+}
+
+} // namespace
+
+std::string run_seed(const config::Config& cfg, int run) {
+  return std::to_string(cfg.model.seed.value_or(0) + run);
+}
+
+std::vector<std::string> agent_env(const char* const* parent, const config::Config& cfg,
+                                   const std::string& base_url, const std::string& task_id, int run,
+                                   const std::string& seed) {
+  const char* real = std::getenv(cfg.model.api_key_env.c_str());
+  const std::string key = real != nullptr ? real : "";
+  static const std::vector<std::string> k_ours = {"OPENAI_BASE_URL",   "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
+                                                  "ANTHROPIC_API_KEY", "GATE_TASK_ID",       "GATE_RUN",
+                                                  "GATE_SEED"};
+  std::vector<std::string> env;
+  for (const char* const* e = parent; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    const std::string name = var_name(entry);
+    if (name == cfg.model.api_key_env) continue;
+    if (std::find(k_ours.begin(), k_ours.end(), name) != k_ours.end()) continue;
+    if (!key.empty() && entry.find(key) != std::string_view::npos) continue;
+    env.emplace_back(entry);
+  }
+  env.push_back("OPENAI_BASE_URL=" + base_url);
+  env.push_back("ANTHROPIC_BASE_URL=" + base_url);
+  env.push_back("OPENAI_API_KEY=" + std::string(k_dummy_key));
+  env.push_back("ANTHROPIC_API_KEY=" + std::string(k_dummy_key));
+  env.push_back("GATE_TASK_ID=" + task_id);
+  env.push_back("GATE_RUN=" + std::to_string(run));
+  env.push_back("GATE_SEED=" + seed);
+  std::sort(env.begin(), env.end());
+  return env;
+}
+
+JobResult run_job(const Job& job, results::Run& out) {
+  // Writing a child's stdin after it closed it must be an EPIPE, not the
+  // end of gate; children get default dispositions back (process.cpp).
+  static std::once_flag sigpipe;
+  std::call_once(sigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
+
+  JobResult res;
+  const suite::Case& c = *job.task;
+  const suite::AgentSpec& spec = *c.agent;
+  const std::string input = c.input.front().content;
+  std::filesystem::path work;
+  try {
+    work = make_work_copy(spec.fixture_dir, job.workdir_root);
+  } catch (const Error& e) {
+    fail_run(out, e.what());
+    return res;
+  }
+  try {
+    if (!spec.input_file.empty()) write_inside(work, spec.input_file, input);
+    ProcessSpec ps;
+    ps.argv = resolve_command(spec.command, job.suite->dir);
+    ps.cwd = work;
+    ps.env = agent_env(::environ, *job.config, job.tap->base_url(c.id, job.run), c.id, job.run,
+                       run_seed(*job.config, job.run));
+    ps.stdin_text = spec.input_file.empty() ? input : "";
+    ps.timeout_s = spec.timeout_s;
+    ps.stop = job.stop;
+    ProcessResult pr = run_process(ps);
+    ScopeLog log = job.tap->take(c.id, job.run);
+    res.missing_keys = log.missing_keys;
+    out.tool_calls = log.tool_calls;
+    out.prompt_tokens = log.prompt_tokens;
+    out.completion_tokens = log.completion_tokens;
+    out.usage_known = log.usage_known;
+    out.cache_hit = job.config->cache.mode == config::CacheMode::replay_only && log.requests > 0 &&
+                    log.missing_keys.empty();
+
+    results::AgentRun a;
+    a.exit_code = pr.exit_code;
+    a.timed_out = pr.timed_out;
+    a.stdout_excerpt = redact(pr.out);
+    a.stderr_excerpt = redact(pr.err);
+    if (!pr.started) {
+      out.agent = a;
+      fail_run(out, pr.start_error);
+    } else {
+      const Tree fixture = read_tree(spec.fixture_dir);
+      const Tree final = read_tree(work);
+      a.final_state_hash = state_hash(final);
+      out.answer_sha256 = a.final_state_hash;
+      out.agent = a;
+      if (pr.timed_out) {
+        fail_run(out, "timed out after " + seconds(spec.timeout_s) + " s; its process group was killed");
+      } else if (pr.stopped) {
+        fail_run(out, "stopped by a signal to gate");
+        res.interrupted = true;
+      } else {
+        CheckContext ctx{work, &fixture, &final, &pr, &out.tool_calls, ps.env, job.stop};
+        out.passed = true;
+        for (const auto& chk : c.checks) {
+          check::Result r = evaluate(chk, ctx);
+          out.passed = out.passed && r.passed;
+          out.checks.push_back({r.label, r.passed, r.detail, ""});
+          if (r.errored) {
+            out.error = "check";
+            out.error_message = redact(r.label + ": " + r.detail);
+            out.passed = false;
+          }
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    fail_run(out, e.what());
+  }
+  if (job.keep_workdir)
+    res.kept_workdir = work;
+  else
+    remove_work_copy(work);
+  return res;
+}
+
+} // namespace gate::agent

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gate/agent/tap.hpp>
+#include <gate/config/config.hpp>
+#include <gate/results/results.hpp>
+#include <gate/suite/suite.hpp>
+
+namespace gate::agent {
+
+// The dummy key agents get instead of the real one (the proxy adds that).
+inline constexpr std::string_view k_dummy_key = "gate-dummy-key";
+
+// The agent's environment: the parent's `environ`, sorted, minus every
+// variable that holds the real key (the one named by model.api_key_env,
+// any other whose value contains that key, OPENAI_API_KEY and
+// ANTHROPIC_API_KEY) and minus the variables set here: OPENAI_BASE_URL and
+// ANTHROPIC_BASE_URL = `base_url`, OPENAI_API_KEY and ANTHROPIC_API_KEY =
+// the dummy key, GATE_TASK_ID, GATE_RUN, GATE_SEED.
+std::vector<std::string> agent_env(const char* const* parent, const config::Config& cfg,
+                                   const std::string& base_url, const std::string& task_id, int run,
+                                   const std::string& seed);
+
+// GATE_SEED of a run: model.seed (0 when unset) plus the run index.
+std::string run_seed(const config::Config& cfg, int run);
+
+struct Job {
+  const suite::Suite* suite = nullptr;
+  const suite::Case* task = nullptr;
+  int run = 0;
+  const config::Config* config = nullptr;
+  Tap* tap = nullptr;
+  std::filesystem::path workdir_root; // "" = the system temp dir
+  bool keep_workdir = false;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct JobResult {
+  std::vector<std::string> missing_keys; // replay-only misses seen by the proxy in this run's scope
+  std::filesystem::path kept_workdir;    // set when the work copy was kept
+  bool interrupted = false;              // ended early because `stop` was set: not a result
+};
+
+// One task × run of an agent case: copies the fixture, runs the command
+// against the tap, evaluates the checks and fills `out` (checks, passed,
+// error bucket `agent` for a command that could not start or timed out,
+// tool calls, answer_sha256 = the final state hash, agent fields). The
+// work copy is removed unless `keep_workdir`. Never throws.
+JobResult run_job(const Job& job, results::Run& out);
+
+} // namespace gate::agent

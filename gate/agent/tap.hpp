@@ -1,0 +1,70 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gate/config/config.hpp>
+#include <gate/proxy/server.hpp>
+#include <gate/results/results.hpp>
+
+namespace gate::agent {
+
+// What the proxy answered within one /t/<task>/r/<run> scope.
+struct ScopeLog {
+  std::vector<results::ToolCall> tool_calls; // from every answer, in request order
+  std::vector<std::string> missing_keys;     // replay-only misses (cache keys)
+  int requests = 0;
+  std::int64_t prompt_tokens = 0, completion_tokens = 0; // summed over the answers
+  bool usage_known = true;                               // false when an answer reported no usage
+};
+
+// The agents' endpoint for one `gate run`: a loopback HTTP listener that
+// hands every request to an in-process proxy::Server (proxy::Server::handle,
+// so recording, replay and keys are exactly the proxy's) and reads each
+// answer on the way back: the tool calls (the run's trajectory) and the
+// replay-only misses, per scope. It exists because the proxy keeps neither;
+// a hook on the proxy would make it a plain listener.
+class Tap {
+public:
+  explicit Tap(const config::Config& cfg);
+  ~Tap();
+  Tap(const Tap&) = delete;
+  Tap& operator=(const Tap&) = delete;
+
+  // Binds 127.0.0.1 on a free port; throws Error(cannot_run) when it cannot.
+  void start();
+  void stop();
+  unsigned short port() const { return port_; }
+
+  // "http://127.0.0.1:<port>/t/<task>/r/<run>", the task id percent-encoded
+  // so that any id is one path segment. The SDK appends its endpoint path
+  // ("/chat/completions"), which the proxy appends to model.base_url.
+  std::string base_url(const std::string& task_id, int run) const;
+
+  // The log of one scope, removed from the tap.
+  ScopeLog take(const std::string& task_id, int run);
+
+  // One request as the listener passes it on (public for tests).
+  proxy::Reply handle(const std::string& method, const std::string& target, const std::string& host,
+                      const std::vector<std::pair<std::string, std::string>>& headers,
+                      const std::string& body);
+
+private:
+  void note(const std::string& target, const proxy::Reply& reply);
+
+  std::string provider_;
+  proxy::Server proxy_;
+  unsigned short port_ = 0;
+  std::mutex mutex_;
+  std::map<std::string, ScopeLog> scopes_; // by "/t/<task>/r/<run>"; guarded by mutex_
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A path segment with everything but unreserved characters percent-encoded.
+std::string encode_segment(const std::string& s);
+
+} // namespace gate::agent

@@ -1,0 +1,134 @@
+// agent/tap: the agents' endpoint in front of the proxy: per-scope tool
+// calls (plain and streamed answers), usage, and replay-only misses.
+#include <doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include <gate/agent/tap.hpp>
+#include <gate/cache/store.hpp>
+#include <gate/proxy/route.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/sha256.hpp>
+
+namespace fs = std::filesystem;
+using namespace gate::agent;
+
+namespace {
+
+struct TempCache {
+  fs::path dir;
+  TempCache() {
+    std::string t = (fs::temp_directory_path() / "gate-tap-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    dir = t;
+  }
+  ~TempCache() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+gate::config::Config config_for(const fs::path& cache) {
+  gate::config::Config cfg;
+  cfg.model.provider = "openai";
+  cfg.model.api_key_env = "GATE_TAP_TEST_NO_KEY";
+  cfg.cache.dir = cache;
+  cfg.cache.mode = gate::config::CacheMode::replay_only;
+  return cfg;
+}
+
+const std::string k_request = R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})";
+
+// Records `body` as the answer to k_request in `scope` (occurrence 0).
+void record(const fs::path& cache, const std::string& scope, const std::string& body,
+            const std::string& type) {
+  gate::proxy::Target t = *gate::proxy::parse_target(scope + "/chat/completions");
+  const std::string canonical = gate::json::canonical(boost::json::parse(k_request));
+  gate::cache::Entry e;
+  e.key = gate::proxy::request_key("openai", t, canonical, 0);
+  e.provider = "openai";
+  e.path = t.scope_path;
+  e.request = canonical;
+  e.headers = {{"content-type", type}};
+  e.body = body;
+  e.recorded_at = "2026-01-01T00:00:00Z";
+  e.route = "{}";
+  gate::cache::Store(cache).put(e);
+}
+
+} // namespace
+
+TEST_CASE("task ids become one percent-encoded path segment") {
+  CHECK(encode_segment("plain-id_1.x~") == "plain-id_1.x~");
+  CHECK(encode_segment("a b/c") == "a%20b%2Fc");
+  CHECK(encode_segment("..") == "%2E%2E");
+  CHECK(encode_segment("é") == "%C3%A9");
+}
+
+TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
+  TempCache c;
+  record(
+      c.dir, "/t/task%201/r/0",
+      R"({"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,)"
+      R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]},)"
+      R"("finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}})",
+      "application/json");
+  record(
+      c.dir, "/t/task%201/r/1",
+      "data: "
+      "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+      "\"delta\":"
+      "{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":"
+      "{\"name\":\"write_answer\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n"
+      "data: "
+      "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+      "\"delta\":{},"
+      "\"finish_reason\":\"tool_calls\"}]}\n\n"
+      "data: [DONE]\n\n",
+      "text/event-stream");
+  Tap tap(config_for(c.dir));
+  tap.start();
+  const std::string host = "127.0.0.1:" + std::to_string(tap.port());
+  CHECK(tap.base_url("task 1", 0) == "http://" + host + "/t/task%201/r/0");
+  auto r0 = tap.handle("POST", "/t/task%201/r/0/chat/completions", host, {}, k_request);
+  CHECK(r0.status == 200);
+  auto r1 = tap.handle("POST", "/t/task%201/r/1/chat/completions", host, {}, k_request);
+  CHECK(r1.status == 200);
+  ScopeLog l0 = tap.take("task 1", 0);
+  CHECK(l0.requests == 1);
+  REQUIRE(l0.tool_calls.size() == 1);
+  CHECK(l0.tool_calls[0].name == "read_file");
+  CHECK(l0.tool_calls[0].arguments_sha256 == gate::sha256_hex(R"({"path":"a"})"));
+  CHECK(l0.prompt_tokens == 10);
+  CHECK(l0.completion_tokens == 4);
+  CHECK(l0.usage_known);
+  ScopeLog l1 = tap.take("task 1", 1);
+  REQUIRE(l1.tool_calls.size() == 1);
+  CHECK(l1.tool_calls[0].name == "write_answer");
+  CHECK_FALSE(l1.usage_known); // the stream sent no usage chunk
+  // take() empties the scope.
+  CHECK(tap.take("task 1", 0).requests == 0);
+  tap.stop();
+}
+
+TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
+  TempCache c;
+  Tap tap(config_for(c.dir));
+  tap.start();
+  const std::string host = "127.0.0.1:" + std::to_string(tap.port());
+  auto miss = tap.handle("POST", "/t/t/r/0/chat/completions", host, {}, k_request);
+  CHECK(miss.status == 404);
+  ScopeLog l = tap.take("t", 0);
+  CHECK(l.requests == 1);
+  REQUIRE(l.missing_keys.size() == 1);
+  gate::proxy::Target t = *gate::proxy::parse_target("/t/t/r/0/chat/completions");
+  CHECK(l.missing_keys[0] ==
+        gate::proxy::request_key("openai", t, gate::json::canonical(boost::json::parse(k_request)), 0));
+  auto refused = tap.handle("POST", "/t/t/r/0/chat/completions", "evil.example:80", {}, k_request);
+  CHECK(refused.status == 403);
+  auto other_port = tap.handle("POST", "/t/t/r/0/chat/completions", "127.0.0.1:1", {}, k_request);
+  CHECK(other_port.status == 403);
+  CHECK(tap.take("t", 0).requests == 0); // refused requests are not the agent's
+}

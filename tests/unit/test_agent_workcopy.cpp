@@ -1,0 +1,141 @@
+// agent/workcopy: the fixture copy, its state hash, and writes and reads
+// that never follow a symlink out of the copy (RELIABILITY 39).
+#include <doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <gate/agent/workcopy.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/sha256.hpp>
+
+namespace fs = std::filesystem;
+using namespace gate::agent;
+
+namespace {
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string t = (fs::temp_directory_path() / "gate-wc-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    dir = t;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+void put(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+std::string get(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::size_t entries(const fs::path& dir) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+} // namespace
+
+TEST_CASE("the copy has the fixture's files, and symlinks stay symlinks with the same target") {
+  Scratch s;
+  const fs::path fx = s.dir / "fixture";
+  put(fx / "a.txt", "alpha\n");
+  put(fx / "sub/b.txt", "beta");
+  fs::create_symlink("sub/b.txt", fx / "link.txt");
+  fs::create_directories(s.dir / "work");
+  const fs::path work = make_work_copy(fx, s.dir / "work");
+  CHECK(work.parent_path() == s.dir / "work");
+  CHECK(get(work / "a.txt") == "alpha\n");
+  CHECK(get(work / "sub/b.txt") == "beta");
+  REQUIRE(fs::is_symlink(work / "link.txt"));
+  CHECK(fs::read_symlink(work / "link.txt") == "sub/b.txt");
+
+  Tree t = read_tree(work);
+  REQUIRE(t.size() == 3);
+  CHECK(t["a.txt"].content == "alpha\n");
+  CHECK(t["link.txt"].link);
+  CHECK(t["link.txt"].content == "sub/b.txt");
+  // The manifest of docs/suite-format.md, in byte order of the paths.
+  const std::string manifest = std::string("file\0a.txt\0", 11) + gate::sha256_hex("alpha\n") + "\n" +
+                               std::string("link\0link.txt\0", 14) + "sub/b.txt\n" +
+                               std::string("file\0sub/b.txt\0", 15) + gate::sha256_hex("beta") + "\n";
+  CHECK(state_hash(t) == gate::sha256_hex(manifest));
+  // Any change to content, name or link target changes the hash.
+  Tree t2 = t;
+  t2["a.txt"].content = "alpha";
+  CHECK(state_hash(t2) != state_hash(t));
+  remove_work_copy(work);
+  CHECK_FALSE(fs::exists(work));
+}
+
+TEST_CASE("rel-39: a fixture symlink that points outside is refused and no work copy is left") {
+  Scratch s;
+  put(s.dir / "outside.txt", "precious");
+  fs::create_directories(s.dir / "work");
+  for (const std::string& target : std::vector<std::string>{
+           "../outside.txt", (s.dir / "outside.txt").string(), "sub/../../outside.txt", "."}) {
+    const fs::path fx = s.dir / "fx";
+    fs::remove_all(fx);
+    put(fx / "sub/x.txt", "x");
+    fs::create_symlink(target, fx / "answer.txt");
+    try {
+      make_work_copy(fx, s.dir / "work");
+      FAIL("no error for target " << target);
+    } catch (const gate::Error& e) {
+      CHECK(e.code() == gate::Exit::cannot_run);
+      CHECK(std::string(e.what()).find("points outside the work copy") != std::string::npos);
+    }
+    CHECK(entries(s.dir / "work") == 0);
+  }
+  CHECK(get(s.dir / "outside.txt") == "precious");
+}
+
+TEST_CASE("rel-39: gate's own writes never go through a symlink") {
+  Scratch s;
+  put(s.dir / "outside.txt", "precious");
+  fs::create_directories(s.dir / "outdir");
+  const fs::path work = s.dir / "w";
+  fs::create_directories(work);
+  fs::create_symlink(s.dir / "outside.txt", work / "task.txt");
+  fs::create_symlink(s.dir / "outdir", work / "d");
+  CHECK_THROWS_AS(write_inside(work, "task.txt", "pwned"), gate::Error);
+  CHECK_THROWS_AS(write_inside(work, "d/task.txt", "pwned"), gate::Error);
+  CHECK_THROWS_AS(write_inside(work, "../outside.txt", "pwned"), gate::Error);
+  CHECK(get(s.dir / "outside.txt") == "precious");
+  CHECK(entries(s.dir / "outdir") == 0);
+  write_inside(work, "in/new.txt", "ok");
+  CHECK(get(work / "in/new.txt") == "ok");
+}
+
+TEST_CASE("reads for checks do not follow symlinks; removal does not follow them either") {
+  Scratch s;
+  put(s.dir / "outdir/secret.txt", "secret");
+  const fs::path work = s.dir / "w";
+  put(work / "a.txt", "A");
+  fs::create_symlink(s.dir / "outdir/secret.txt", work / "s.txt");
+  fs::create_symlink(s.dir / "outdir", work / "d");
+  std::string why;
+  CHECK(read_inside(work, "a.txt", why) == std::optional<std::string>("A"));
+  CHECK_FALSE(read_inside(work, "s.txt", why));
+  CHECK(why.find("symlink") != std::string::npos);
+  CHECK_FALSE(read_inside(work, "d/secret.txt", why));
+  CHECK_FALSE(read_inside(work, "missing.txt", why));
+  CHECK(why == "does not exist");
+  CHECK_FALSE(read_inside(work, "../outdir/secret.txt", why));
+  // read_tree lists the links as links, not what they point at.
+  Tree t = read_tree(work);
+  CHECK(t.size() == 3);
+  CHECK(t["d"].link);
+  remove_work_copy(work);
+  CHECK_FALSE(fs::exists(work));
+  CHECK(get(s.dir / "outdir/secret.txt") == "secret");
+}
