@@ -11,8 +11,9 @@ struct Program; // the compiled NFA, regex_program.hpp
 }
 
 // A regular expression matched in time linear in the input: a Thompson NFA
-// simulated as a lazily built DFA (states are made per search and capped),
-// so model output can never trigger catastrophic backtracking.
+// simulated as a lazily built DFA (states are built as a search needs them,
+// capped, and kept per thread for the next search of the same pattern), so
+// model output can never trigger catastrophic backtracking.
 //
 // Matching is over code points: valid UTF-8 sequences are one unit each, so
 // `.` and [é] match a whole character; an invalid byte is a unit of its own
@@ -47,7 +48,10 @@ public:
 
 private:
   std::string pattern_;
-  std::unique_ptr<detail::Program> prog_;
+  std::string key_; // pattern and flags: equal keys compile to equal programs
+  // Shared with the DFA states a thread keeps for this pattern (regex_search.cpp),
+  // which may outlive this object.
+  std::shared_ptr<detail::Program> prog_;
 };
 
 } // namespace gate::check

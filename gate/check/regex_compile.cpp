@@ -485,8 +485,9 @@ void emit(const Node &n, detail::Program &p) {
 
 } // namespace
 
-Regex::Regex(std::string_view pattern, const std::string &where, bool ignore_case)
-    : pattern_(pattern), prog_(std::make_unique<detail::Program>()) {
+Regex::Regex(std::string_view pattern, const std::string& where, bool ignore_case)
+    : pattern_(pattern), key_(std::string(ignore_case ? "i" : "c") + std::string(pattern)),
+      prog_(std::make_shared<detail::Program>()) {
   std::string shown;
   json::append_quoted(utf8_prefix(pattern, 80), shown);
   if (shown.size() > 0 && pattern.size() > 80) shown.insert(shown.size() - 1, "...");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -51,12 +53,16 @@ constexpr std::size_t k_max_rebuilds = 2;
 // to run, before empty transitions), built lazily from the NFA.
 class Runner {
 public:
-  explicit Runner(const detail::Program &prog) : prog_(prog), mark_(prog.insts.size(), 0) {}
+  explicit Runner(std::shared_ptr<const detail::Program> prog)
+      : keep_(std::move(prog)), prog_(*keep_), mark_(prog_.insts.size(), 0) {}
+
+  std::size_t cached_bytes() const { return cached_bytes_; }
 
   bool search(std::string_view text) {
+    const std::size_t first_generation = generation_;
     std::int32_t s = intern({0}, Prev::start);
     for (std::size_t i = 0; i < text.size();) {
-      if (generation_ >= k_max_rebuilds) {
+      if (generation_ - first_generation >= k_max_rebuilds) {
         const State &st = states_[static_cast<std::size_t>(s)];
         return simulate(text, i, st.seeds, st.prev);
       }
@@ -194,6 +200,7 @@ private:
     }
   }
 
+  std::shared_ptr<const detail::Program> keep_;
   const detail::Program &prog_;
   std::vector<std::uint32_t> mark_;
   std::uint32_t stamp_ = 0;
@@ -204,11 +211,69 @@ private:
   std::size_t generation_ = 0;
 };
 
+// The DFA states a thread built for its most recently used patterns. A
+// suite checks the same few patterns over thousands of answers (and every
+// task k times); building the states again for each answer was a fifth of
+// a replayed run's time. Keyed by pattern and flags, not by Regex object,
+// so equal patterns of different checks share states. Bounded: a few
+// patterns per thread, and a runner that grew large is not kept.
+class RunnerCache {
+public:
+  Runner& get(const std::string& key, const std::shared_ptr<detail::Program>& prog) {
+    ++clock_;
+    for (Slot& s : slots_)
+      if (s.key == key) {
+        s.used = clock_;
+        return *s.runner;
+      }
+    Slot* slot = nullptr;
+    if (slots_.size() < k_slots) {
+      slot = &slots_.emplace_back();
+    } else {
+      slot = &*std::min_element(slots_.begin(), slots_.end(),
+                                [](const Slot& a, const Slot& b) { return a.used < b.used; });
+    }
+    slot->key = key;
+    slot->runner = std::make_unique<Runner>(prog);
+    slot->used = clock_;
+    return *slot->runner;
+  }
+  // Drops the runner of `key` when it grew large, or always (`all`: after a
+  // search that threw, whose states may be half made).
+  void trim(const std::string& key, bool all = false) {
+    for (Slot& s : slots_)
+      if (s.key == key && (all || s.runner->cached_bytes() > k_keep_bytes)) {
+        s.key.clear();
+        s.runner.reset();
+        s.used = 0;
+      }
+  }
+
+private:
+  static constexpr std::size_t k_slots = 16;
+  static constexpr std::size_t k_keep_bytes = 256u << 10;
+  struct Slot {
+    std::string key;
+    std::unique_ptr<Runner> runner;
+    std::uint64_t used = 0;
+  };
+  std::vector<Slot> slots_;
+  std::uint64_t clock_ = 0;
+};
+
 } // namespace
 
 bool Regex::search(std::string_view text) const {
-  Runner runner(*prog_);
-  return runner.search(text);
+  thread_local RunnerCache cache;
+  bool found = false;
+  try {
+    found = cache.get(key_, prog_).search(text);
+  } catch (...) {
+    cache.trim(key_, true);
+    throw;
+  }
+  cache.trim(key_);
+  return found;
 }
 
 } // namespace gate::check

@@ -8,6 +8,7 @@
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/keep.hpp>
 
 namespace gate::cli {
 
@@ -39,12 +40,13 @@ namespace {
 // is nearly all of a comparison. A failure of the baseline is reported
 // first whichever thread finishes first, so the message does not depend on
 // timing.
-std::pair<report::Report, report::Report> read_both(const fs::path& b_file, const fs::path& c_file) {
-  auto baseline = std::async(std::launch::async, [&] { return read_report(b_file, "baseline"); });
+std::pair<report::Report, report::Report> read_both(const fs::path& b_file, const fs::path& c_file,
+                                                    const report::ReadOptions& o) {
+  auto baseline = std::async(std::launch::async, [&] { return read_report(b_file, "baseline", o); });
   report::Report cur;
   std::exception_ptr cur_error;
   try {
-    cur = read_report(c_file, "current report");
+    cur = read_report(c_file, "current report", o);
   } catch (...) {
     cur_error = std::current_exception();
   }
@@ -69,9 +71,13 @@ int cmd_compare(const Args& args) {
     return 0;
   auto cfg = optional_config(vm);
   const fs::path b_file = vm["baseline"].as<std::string>(), c_file = vm["current"].as<std::string>();
-  auto [base, cur] = read_both(b_file, c_file);
+  const VerdictFiles files = verdict_files(vm, {});
+  auto [base, cur] = read_both(b_file, c_file, read_options_for(files));
   compare::Verdict v = compare_files(base, cur, compare_options(vm, cfg ? &*cfg : nullptr), b_file, c_file);
-  return emit_verdict(v, base, cur, vm, verdict_files(vm, {}));
+  const int code = emit_verdict(v, base, cur, vm, files);
+  keep_until_exit(std::move(base));
+  keep_until_exit(std::move(cur));
+  return code;
 }
 
 int cmd_check(const Args& args) {
@@ -89,7 +95,7 @@ int cmd_check(const Args& args) {
   if (b_file.empty())
     throw Error(Exit::bad_input,
                 cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
-  report::Report base = read_report(b_file, "baseline");
+  report::Report base = read_report(b_file, "baseline", read_options_for(verdict_files(vm, cfg.outputs.dir)));
 
   RunResult run = run_from_options(vm);
   if (!run.report) return run.code;
@@ -125,7 +131,7 @@ int cmd_baseline(const Args& args) {
                                      "); an interrupted run cannot become the baseline");
 
   if (fs::exists(b_file)) {
-    report::Report old = read_report(b_file, "baseline");
+    report::Report old = read_report(b_file, "baseline", report::ReadOptions{false});
     const bool suite_changed = old.suite.name != next.suite.name || old.suite.version != next.suite.version ||
                                old.suite.sha256 != next.suite.sha256;
     if (suite_changed && vm.count("force") == 0)

@@ -47,10 +47,12 @@ std::optional<double> parse_threshold(const std::string& flag, const std::string
   return v;
 }
 
-void write_if(const fs::path& path, const std::string& text) {
+// `render` runs only when the file is wanted: the HTML of a 100,000-task
+// comparison is hundreds of megabytes of work.
+template <class Render> void write_if(const fs::path& path, Render render) {
   if (path.empty()) return;
   if (path.has_parent_path()) ensure_directory(path.parent_path());
-  write_file_atomically(path, text);
+  write_file_atomically(path, render());
 }
 
 void append_step_summary(const std::string& markdown) {
@@ -138,10 +140,10 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
   const std::string elo = elo_section(vm, baseline, current);
   render::VerdictMarkdownOptions comment{k_comment_limit - elo.size(), hint};
   const std::string markdown = render::verdict_markdown(v, comment) + elo;
-  write_if(files.markdown, markdown);
-  write_if(files.json, render::verdict_json(v));
-  write_if(files.junit, render::verdict_junit(v));
-  write_if(files.html, render::verdict_html(v, baseline, current));
+  write_if(files.markdown, [&] { return markdown; });
+  write_if(files.json, [&] { return render::verdict_json(v); });
+  write_if(files.junit, [&] { return render::verdict_junit(v); });
+  write_if(files.html, [&] { return render::verdict_html(v, baseline, current); });
 
   const char* actions = std::getenv("GITHUB_ACTIONS");
   if (actions != nullptr && std::string(actions) == "true")
@@ -167,14 +169,14 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
   return static_cast<int>(v.exit);
 }
 
-report::Report read_report(const fs::path& file, const char* role) {
+report::Report read_report(const fs::path& file, const char* role, const report::ReadOptions& o) {
   if (!fs::exists(file))
     throw Error(Exit::bad_input, std::string("no ") + role + " at " + file.string() +
                                      (std::string(role) == "baseline"
                                           ? " (a missing baseline is never read as \"all passed\"; create one "
                                             "with `gate baseline update --report report.json`)"
                                           : ""));
-  return report::read(file);
+  return report::read(file, o);
 }
 
 } // namespace gate::cli

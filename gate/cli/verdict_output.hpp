@@ -28,6 +28,15 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
                  const po::variables_map& vm, const VerdictFiles& files);
 
 // Reads a report or baseline, naming which one in errors.
-report::Report read_report(const std::filesystem::path& file, const char* role);
+report::Report read_report(const std::filesystem::path& file, const char* role,
+                           const report::ReadOptions& o = {});
+
+// What a verdict needs of the reports it compares: the HTML report shows
+// every run; the other forms only the failing runs' checks and answers.
+inline report::ReadOptions read_options_for(const VerdictFiles& f) {
+  report::ReadOptions o;
+  o.details = !f.html.empty();
+  return o;
+}
 
 } // namespace gate::cli

@@ -105,9 +105,17 @@ std::vector<double> pass_hat_k_curve(std::int64_t n, std::int64_t c) {
   return binomial_ratio_curve(c, n);
 }
 
-double percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return percentile_sorted(values, p);
+double percentile(std::vector<double> values, double p) { return percentile_in_place(values, p); }
+
+double percentile_in_place(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+  auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto at = values.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(values.begin(), at, values.end());
+  const double a = *at;
+  const double b = lo + 1 < values.size() ? *std::min_element(at + 1, values.end()) : a;
+  return a + (rank - static_cast<double>(lo)) * (b - a);
 }
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {

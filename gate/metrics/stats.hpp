@@ -56,6 +56,9 @@ std::vector<double> pass_hat_k_curve(std::int64_t n, std::int64_t c);
 double percentile(std::vector<double> values, double p);
 // The same on values already sorted ascending (no copy, no sort).
 double percentile_sorted(const std::vector<double>& sorted, double p);
+// The same value by selection, in linear time (a 300,000-run report's p95
+// without sorting it); reorders `values`.
+double percentile_in_place(std::vector<double>& values, double p);
 double median(std::vector<double> values);
 
 // Jaccard similarity of two sets (1.0 when both are empty).

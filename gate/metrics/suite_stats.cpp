@@ -51,11 +51,10 @@ double mean_or(double sum, std::int64_t count, double empty) {
 
 Latency latency_of(std::vector<double> values) {
   Latency l;
-  std::sort(values.begin(), values.end());
   l.count = static_cast<std::int64_t>(values.size());
-  l.p50 = percentile_sorted(values, 50);
-  l.p95 = percentile_sorted(values, 95);
-  l.max = values.empty() ? 0.0 : values.back();
+  l.p50 = percentile_in_place(values, 50);
+  l.p95 = percentile_in_place(values, 95);
+  l.max = values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
   return l;
 }
 

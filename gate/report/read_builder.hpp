@@ -189,7 +189,7 @@ public:
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
-  explicit Builder(std::string where) : where_(std::move(where)) {}
+  Builder(std::string where, const ReadOptions& o) : where_(std::move(where)), details_(o.details) {}
 
   Report report;
   std::string problem;  // a syntax-level fault, reported with its position
@@ -255,14 +255,18 @@ public:
 
 private:
   std::string where_;
+  bool details_ = true;
+  // A run's check results are read here and moved into the run at its end
+  // only when they are kept (details_, or the run failed): no allocation
+  // for the checks of the passed runs a summary read drops.
+  std::vector<results::CheckResult> checks_;
   std::vector<Frame> stack_;
   std::string buf_, num_;
   std::vector<std::uint64_t> hashes_; // key hashes of the open skip/config objects
   bj::value_stack config_;
   std::string route_key_;
-  std::size_t last_runs_ = 0, last_checks_ = 0; // sizes of the previous task's runs and run's checks
+  std::size_t last_runs_ = 0; // the number of the previous task's runs
   results::Route* route_ = nullptr;
-  std::string task_where_; // "where: task "id"" for messages about the current task
 
   // A string or key whole: the parts gathered so far plus the last one.
   std::string_view joined(bj::string_view s) {
@@ -295,7 +299,13 @@ private:
       const Frame& f = stack_[i];
       switch (f.ctx) {
       case Ctx::suite: out += ": suite"; break;
-      case Ctx::task: out = task_where_; break;
+      // Messages name a task by its id, which is what a reader can search
+      // for, once it is known.
+      case Ctx::task:
+        out = where_ + ": task " +
+              (report.tasks.back().id.empty() ? std::to_string(stack_[i - 1].count - 1)
+                                              : shown(report.tasks.back().id));
+        break;
       case Ctx::run: out += " run " + std::to_string(stack_[i - 1].count - 1); break;
       case Ctx::check: out += ": check " + std::to_string(stack_[i - 1].count - 1); break;
       case Ctx::call: out += ": tool call " + std::to_string(stack_[i - 1].count - 1); break;
@@ -336,7 +346,11 @@ private:
     default: break;
     }
     const auto& names = fields_of(f.ctx).names;
-    auto it = std::find(names.begin(), names.end(), k);
+    // Files gate wrote list the fields in table order: try the next one
+    // first, then search.
+    const std::size_t next = static_cast<std::size_t>(f.field + 1);
+    auto it = next < names.size() && names[next] == k ? names.begin() + static_cast<std::ptrdiff_t>(next)
+                                                      : std::find(names.begin(), names.end(), k);
     if (it == names.end()) {
       if (f.ctx == Ctx::top && !saw_schema)
         return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
@@ -475,10 +489,7 @@ private:
       switch (f.field) {
       case k_id:
         if (!text(v, task().id, ec)) return false;
-        if (task().id.empty()) return fail(task_where_ + ": field \"id\" must not be empty", ec);
-        // From here on messages name the task by its id, which is what a
-        // reader can search for.
-        task_where_ = where_ + ": task " + shown(task().id);
+        if (task().id.empty()) return fail(place() + ": field \"id\" must not be empty", ec);
         return true;
       case k_scenario: return text(v, task().scenario, ec);
       case k_difficulty: return text(v, task().difficulty, ec);
@@ -526,7 +537,7 @@ private:
       }
     }
     case Ctx::check: {
-      results::CheckResult& c = run().checks.back();
+      results::CheckResult& c = checks_.back();
       if (f.field == 1) return flag(v, c.passed, ec);
       std::string* target[] = {&c.label, nullptr, &c.detail, &c.reason};
       return text(v, *target[f.field], ec);
@@ -571,12 +582,11 @@ private:
     case Ctx::route: return fail(place() + ": route field " + shown(route_key_) + " must be a string", ec);
     case Ctx::tasks:
       if (!object) return fail(where_ + ": task " + std::to_string(f.count) + ": expected a JSON object", ec);
-      task_where_ = where_ + ": task " + std::to_string(f.count);
       ++f.count;
       report.tasks.emplace_back();
-      // Tasks of a report mostly have the same k and checks: sizing each
-      // vector like the last one avoids regrowing (and the slack it leaves,
-      // a third of the runs' memory at k = 3).
+      // Tasks of a report mostly have the same k: sizing the runs like the
+      // last task's avoids regrowing (and the slack it leaves, a third of the
+      // runs' memory at k = 3).
       task().runs.reserve(last_runs_);
       push(Ctx::task);
       return true;
@@ -589,10 +599,10 @@ private:
       const Ctx parent = f.ctx;
       if (parent == Ctx::runs) {
         task().runs.emplace_back();
-        run().checks.reserve(last_checks_);
+        checks_.clear();
         push(Ctx::run);
       } else if (parent == Ctx::checks) {
-        run().checks.emplace_back();
+        checks_.emplace_back();
         push(Ctx::check);
       } else if (parent == Ctx::attempts) {
         run().attempt_log.emplace_back();
@@ -665,7 +675,6 @@ private:
     stack_.pop_back();
     hashes_.resize(f.hashes);
     if (f.ctx == Ctx::runs) last_runs_ = f.count;
-    if (f.ctx == Ctx::checks) last_checks_ = f.count;
     if (f.ctx == Ctx::config) {
       if (object)
         config_.push_object(n);
@@ -689,22 +698,32 @@ private:
       }
     }
     if (f.ctx == Ctx::run) {
-      stack_.push_back(f);
-      std::string at = place();
+      stack_.push_back(f); // so that place() names the run
+      const bool ok = possible(run(), ec);
       stack_.pop_back();
-      return impossible(run(), at, ec);
+      if (!ok) return false;
+      keep_details(run());
     }
     return true;
   }
 
+  void keep_details(results::Run& r) {
+    if (details_ || !r.passed) {
+      r.checks.assign(std::make_move_iterator(checks_.begin()), std::make_move_iterator(checks_.end()));
+      return;
+    }
+    std::string().swap(r.answer);
+  }
+
   // METRICS.md: a run passes when every check holds, and an errored run
   // never passes. A file that says otherwise was edited or is corrupt.
-  bool impossible(const results::Run& r, const std::string& at, ec_t& ec) {
+  bool possible(const results::Run& r, ec_t& ec) {
     if (r.passed && r.errored())
-      return fail(at + ": \"passed\" is true but the run errored (" + shown(r.error) + ")", ec);
+      return fail(place() + ": \"passed\" is true but the run errored (" + shown(r.error) + ")", ec);
     if (r.passed)
-      for (const auto& c : r.checks)
-        if (!c.passed) return fail(at + ": \"passed\" is true but check " + shown(c.label) + " failed", ec);
+      for (const auto& c : checks_)
+        if (!c.passed)
+          return fail(place() + ": \"passed\" is true but check " + shown(c.label) + " failed", ec);
     return true;
   }
 };

@@ -48,11 +48,19 @@ inline const results::Route& route_of(const Report& r, const results::Run& run) 
 // diff is reviewable. Doubles in shortest round-trip form.
 std::string to_json(const Report& r);
 
+struct ReadOptions {
+  // false: a passed run keeps neither its check results (all passed) nor its
+  // answer text; what a comparison needs of it (outcome, hashes, tokens,
+  // latency, route) stays. Validation is the same. For `gate compare` without
+  // the HTML report, whose memory is then mostly the failing runs'.
+  bool details = true;
+};
+
 // Parses and validates a report or baseline; truncated, unknown schema,
 // NaN, overflowing numbers, duplicate keys, missing fields → Error(bad_input)
 // naming `where`.
-Report from_json(std::string_view text, const std::string& where);
-Report read(const std::filesystem::path& file);
+Report from_json(std::string_view text, const std::string& where, const ReadOptions& o = {});
+Report read(const std::filesystem::path& file, const ReadOptions& o = {});
 void write(const Report& r, const std::filesystem::path& file); // atomically
 
 // Recomputes task_stats and stats from tasks (used by run, analyze, merge).

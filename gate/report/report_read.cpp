@@ -31,7 +31,7 @@ using ec_t = boost::system::error_code;
 // `locate` finds from the byte offset (only on this error path).
 class Reader {
 public:
-  explicit Reader(const std::string& where) : where_(where), parser_(options(), where) {}
+  Reader(const std::string& where, const ReadOptions& o) : where_(where), parser_(options(), where, o) {}
 
   // Feeds one piece; after an error the parser takes no more (failed()).
   void feed(const char* data, std::size_t size, bool more) {
@@ -47,7 +47,9 @@ public:
   }
   Report finish() {
     Report r = std::move(parser_.handler().report);
-    std::sort(r.tasks.begin(), r.tasks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
+    if (!std::is_sorted(r.tasks.begin(), r.tasks.end(), by_id)) // gate writes them sorted
+      std::sort(r.tasks.begin(), r.tasks.end(), by_id);
     for (std::size_t i = 1; i < r.tasks.size(); ++i)
       if (r.tasks[i].id == r.tasks[i - 1].id)
         throw_bad_input(where_ + ": duplicate task id " + shown(r.tasks[i].id));
@@ -83,8 +85,8 @@ private:
 
 } // namespace
 
-Report from_json(std::string_view text, const std::string& where) {
-  Reader reader(where);
+Report from_json(std::string_view text, const std::string& where, const ReadOptions& o) {
+  Reader reader(where, o);
   reader.feed(text.data(), text.size(), false);
   if (reader.failed())
     reader.raise([&](std::size_t offset, const std::string& what) {
@@ -93,11 +95,11 @@ Report from_json(std::string_view text, const std::string& where) {
   return reader.finish();
 }
 
-Report read(const std::filesystem::path& file) {
+Report read(const std::filesystem::path& file, const ReadOptions& o) {
   const std::string where = file.string();
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(Exit::bad_input, where + ": cannot open: " + std::strerror(errno));
-  Reader reader(where);
+  Reader reader(where, o);
   std::vector<char> chunk(1 << 20);
   while (!reader.failed()) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));

@@ -1,7 +1,9 @@
 #include <doctest.h>
 
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gate/check/regex.hpp>
@@ -326,4 +328,36 @@ TEST_CASE("regex: one Regex reused over many texts answers as a fresh one each t
       }
     }
   }
+}
+
+TEST_CASE("regex: states kept between searches never change an answer") {
+  // The same pattern over texts that alternate between matching and not,
+  // through one object, a second object of the same pattern, and the same
+  // pattern with other flags (a different program: "abc" vs "(?i)abc").
+  const std::vector<std::pair<std::string, bool>> texts = {
+      {"xx abc yy", true}, {"ABC", false}, {"ab c", false}, {"zzabc", true}, {"", false}, {"a\nbc", false}};
+  Regex first("abc", "t");
+  for (int round = 0; round < 3; ++round)
+    for (const auto& [text, want] : texts)
+      CHECK(first.search(text) == want);
+  {
+    Regex icase("abc", "t", true);
+    CHECK(icase.search("ABC"));
+    CHECK_FALSE(first.search("ABC"));
+  }
+  auto second = std::make_unique<Regex>("abc", "t");
+  for (const auto& [text, want] : texts)
+    CHECK(second->search(text) == want);
+  second.reset(); // the kept states outlive it; the next object of the pattern still answers right
+  Regex third("abc", "t");
+  CHECK(third.search("--abc--"));
+  // More patterns than a thread keeps (16): evicted ones are rebuilt.
+  std::vector<std::unique_ptr<Regex>> many;
+  for (int i = 0; i < 40; ++i)
+    many.push_back(std::make_unique<Regex>("n" + std::to_string(i) + "\\b", "t"));
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i) {
+      CHECK(many[static_cast<std::size_t>(i)]->search("x n" + std::to_string(i) + " y"));
+      CHECK_FALSE(many[static_cast<std::size_t>(i)]->search("x n" + std::to_string(i) + "0 y"));
+    }
 }

@@ -1,7 +1,9 @@
 #include <doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <gate/metrics/stats.hpp>
 
@@ -198,6 +200,23 @@ TEST_CASE("percentile interpolates between closest ranks") {
   CHECK(percentile({7}, 95) == 7.0);
   CHECK(percentile({}, 50) == 0.0);
   CHECK(percentile_sorted({1, 2, 3, 4}, 95) == Approx(3.85));
+}
+
+TEST_CASE(
+    "percentile by selection equals the sorted one, whatever the order, and calls can follow each other") {
+  // {9, 2, 7, 4, 5, 1, 8, 3, 6, 10}: sorted 1..10; p95 rank 8.55 → 9 + 0.55 = 9.55;
+  // p50 rank 4.5 → 5.5; p0 → 1; p100 → 10.
+  std::vector<double> v{9, 2, 7, 4, 5, 1, 8, 3, 6, 10};
+  CHECK(percentile_in_place(v, 95) == Approx(9.55));
+  CHECK(percentile_in_place(v, 50) == Approx(5.5));
+  CHECK(percentile_in_place(v, 0) == 1.0);
+  CHECK(percentile_in_place(v, 100) == 10.0);
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  for (double p : {1.0, 33.3, 95.0, 99.9})
+    CHECK(percentile_in_place(v, p) == percentile_sorted(sorted, p)); // bit for bit
+  std::vector<double> none;
+  CHECK(percentile_in_place(none, 95) == 0.0);
 }
 
 TEST_CASE("median") {

@@ -604,3 +604,40 @@ TEST_CASE("fresh-call details round-trip and are absent from replayed runs") {
   CHECK(error_of(replaced(text, ",\"usage_known\":false}", "}")) ==
         "base.json: task \"a\" run 0: attempt 0: missing field \"usage_known\"");
 }
+
+TEST_CASE("a summary read drops what passed runs need not keep, and nothing else") {
+  const Report full = sample();
+  const std::string text = report::to_json(full);
+  report::ReadOptions summary;
+  summary.details = false;
+  Report s = report::from_json(text, "x", summary);
+  REQUIRE(s.tasks.size() == 3);
+  // "a" run 0 passed: no checks, no answer; its hash, tokens, route stay.
+  const results::Run& passed = s.tasks[0].runs[0];
+  CHECK(passed.passed);
+  CHECK(passed.checks.empty());
+  CHECK(passed.answer.empty());
+  CHECK(passed.answer_sha256 == std::string(64, 'a'));
+  CHECK(passed.prompt_tokens == 100);
+  CHECK(passed.fingerprint == "fp-0");
+  // "a" run 1 failed: kept whole.
+  const results::Run& failed = s.tasks[0].runs[1];
+  CHECK_FALSE(failed.passed);
+  REQUIRE(failed.checks.size() == 1);
+  CHECK(failed.checks[0].detail == "answer lacks \"Paris\"\nline 2");
+  CHECK(failed.answer == "Lyon, I think");
+  // Every number computed from the runs is the same as from a full read.
+  check_same(s.stats, full.stats);
+  for (std::size_t i = 0; i < s.tasks.size(); ++i)
+    check_same(s.task_stats[i], full.task_stats[i]);
+  // Validation does not relax: a passed run with a failed check is still refused.
+  std::string bad = replaced(text, R"("label":"contains \"Paris\"","passed":true)",
+                             R"("label":"contains \"Paris\"","passed":false)");
+  REQUIRE(bad != text);
+  try {
+    (void)report::from_json(bad, "base.json", summary);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(contains(e.what(), "base.json: task \"a\" run 0: \"passed\" is true but check"));
+  }
+}
