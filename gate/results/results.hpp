@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <gate/util/boxed.hpp>
+
 namespace gate::results {
 
 // What a run was sent through (METRICS.md "Route hygiene"): model, provider,
@@ -80,7 +82,7 @@ struct Run {
   std::int64_t judge_completion_tokens = 0;
   int judge_calls = 0;               // judge calls made (fresh or replayed)
   int judge_cache_hits = 0;          // of those, answered from the cache
-  std::optional<AgentRun> agent;     // agent tasks only
+  Boxed<AgentRun> agent;             // agent tasks only (boxed: most runs have none)
   bool errored() const { return !error.empty(); }
 };
 
