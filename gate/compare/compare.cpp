@@ -74,7 +74,7 @@ std::vector<std::string> failing_checks(const Task& t) {
 
 std::string first_failing_answer(const Task& t) {
   for (const Run& r : t.runs)
-    if (!r.passed && !r.errored()) return excerpt(r.answer);
+    if (!r.passed && !r.errored()) return excerpt(results::shown_answer(r));
   return "";
 }
 

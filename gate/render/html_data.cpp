@@ -123,7 +123,7 @@ void run(Writer& w, const results::Run& r) {
   }
   w.close(']');
   bool shortened = false;
-  std::size_t answer = w.answer(r.answer, shortened);
+  std::size_t answer = w.answer(results::shown_answer(r), shortened);
   w.key("answer");
   w.num(static_cast<double>(answer));
   if (r.answer_truncated) {

@@ -88,6 +88,17 @@ struct Run {
 
 inline constexpr std::size_t k_answer_limit = 2000;
 
+// What to show people as a run's answer: the model's text, or for an agent
+// run (whose answer is the state it left, a hash) its exit status and
+// stdout.
+inline std::string shown_answer(const Run& r) {
+  if (!r.agent || !r.answer.empty()) return r.answer;
+  std::string out = "exit " + std::to_string(r.agent->exit_code);
+  if (r.agent->timed_out) out += " (timed out)";
+  if (!r.agent->stdout_excerpt.empty()) out += "; stdout: " + r.agent->stdout_excerpt;
+  return out;
+}
+
 // All runs of one task, in replica order.
 struct Task {
   std::string id;
