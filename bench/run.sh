@@ -3,7 +3,7 @@
 # benchmark data once (cached in build-bench/data/), and prints the figures
 # described in bench/README.md. Timings are printed, never asserted.
 #
-#   bench/run.sh [--regen] [--only core|stages|compare|demo|rank|tls] [--repeat R]
+#   bench/run.sh [--regen] [--only core|stages|compare|demo|rank|tls|proxy] [--repeat R]
 #                [--tasks N] [--runs K] [--compare-tasks N] [--compare-runs K]
 #                [--no-build]
 set -euo pipefail
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case "$only" in all | core | stages | compare | demo | rank | tls) ;; *) echo "--only: core|stages|compare|demo|rank|tls" >&2; exit 2 ;; esac
+case "$only" in all | core | stages | compare | demo | rank | tls | proxy) ;; *) echo "--only: core|stages|compare|demo|rank|tls|proxy" >&2; exit 2 ;; esac
 
 if [ ! -x /usr/bin/time ]; then
   echo "bench/run.sh: /usr/bin/time is missing; install it: apt-get install -y time" >&2
@@ -43,7 +43,7 @@ if [ "$do_build" = 1 ]; then
   # -Wrestrict inside std::string (GCC bug 105329) that -Werror turns into a
   # failed build. -O2 -DNDEBUG is also what RelWithDebInfo users run.
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
-  cmake --build "$build" --target gate gate-bench-gen gate-bench-stages gate-bench-compare gate-bench-rank gate-bench-tls -j2 >"$build/bench-build.log" 2>&1 ||
+  cmake --build "$build" --target gate gate-bench-gen gate-bench-stages gate-bench-compare gate-bench-rank gate-bench-tls gate-bench-proxy -j2 >"$build/bench-build.log" 2>&1 ||
     { tail -30 "$build/bench-build.log"; echo "bench/run.sh: build failed (log: $build/bench-build.log)" >&2; exit 3; }
 fi
 gate="$build/gate"
@@ -176,5 +176,14 @@ if [ "$only" = all ] || [ "$only" = tls ]; then
   for i in $(seq 1 "$repeat"); do
     echo "   round $i, load $(load)"
     "$bin/gate-bench-tls"
+  done
+fi
+
+if [ "$only" = all ] || [ "$only" = proxy ]; then
+  echo "== proxy: replayed requests through proxy::Server vs direct calls to the fake upstream (gate-bench-proxy)"
+  echo "   (targets: p50 added latency < 0.5 ms; >= 5,000 replayed requests/s at concurrency 16)"
+  for i in $(seq 1 "$repeat"); do
+    echo "   round $i, load $(load)"
+    "$bin/gate-bench-proxy"
   done
 fi

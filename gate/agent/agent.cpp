@@ -124,8 +124,7 @@ JobResult run_job(const Job& job, results::Run& out) {
     out.prompt_tokens = log.prompt_tokens;
     out.completion_tokens = log.completion_tokens;
     out.usage_known = log.usage_known;
-    out.cache_hit = job.config->cache.mode == config::CacheMode::replay_only && log.requests > 0 &&
-                    log.missing_keys.empty();
+    out.cache_hit = log.requests > 0 && log.cache_hits == log.requests;
 
     results::AgentRun a;
     a.exit_code = pr.exit_code;

@@ -1,7 +1,7 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,16 +17,15 @@ struct ScopeLog {
   std::vector<results::ToolCall> tool_calls; // from every answer, in request order
   std::vector<std::string> missing_keys;     // replay-only misses (cache keys)
   int requests = 0;
+  int cache_hits = 0;                                    // requests answered from the cache
   std::int64_t prompt_tokens = 0, completion_tokens = 0; // summed over the answers
   bool usage_known = true;                               // false when an answer reported no usage
 };
 
-// The agents' endpoint for one `gate run`: a loopback HTTP listener that
-// hands every request to an in-process proxy::Server (proxy::Server::handle,
-// so recording, replay and keys are exactly the proxy's) and reads each
-// answer on the way back: the tool calls (the run's trajectory) and the
-// replay-only misses, per scope. It exists because the proxy keeps neither;
-// a hook on the proxy would make it a plain listener.
+// The agents' endpoint for one `gate run`: an in-process proxy::Server
+// (so recording, replay, keys and the Host rules are exactly the proxy's)
+// whose observer keeps, per scope, what it answered: the tool calls (the
+// run's trajectory), usage, cache hits and replay-only misses.
 class Tap {
 public:
   explicit Tap(const config::Config& cfg);
@@ -37,7 +36,7 @@ public:
   // Binds 127.0.0.1 on a free port; throws Error(cannot_run) when it cannot.
   void start();
   void stop();
-  unsigned short port() const { return port_; }
+  unsigned short port() const { return proxy_.port(); }
 
   // "http://127.0.0.1:<port>/t/<task>/r/<run>", the task id percent-encoded
   // so that any id is one path segment. The SDK appends its endpoint path
@@ -53,15 +52,13 @@ public:
                       const std::string& body);
 
 private:
-  void note(const std::string& target, const proxy::Reply& reply);
+  void note(const proxy::Observation& o);
 
   std::string provider_;
-  proxy::Server proxy_;
-  unsigned short port_ = 0;
+  int threads_;
   std::mutex mutex_;
   std::map<std::string, ScopeLog> scopes_; // by "/t/<task>/r/<run>"; guarded by mutex_
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  proxy::Server proxy_;                    // last: stopped and destroyed before what its observer uses
 };
 
 // A path segment with everything but unreserved characters percent-encoded.

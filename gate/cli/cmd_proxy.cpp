@@ -15,7 +15,7 @@ int cmd_proxy(const Args& args) {
       "config,c", po::value<std::string>()->default_value("gate.yaml"), "the gate.yaml (model, cache)")(
       "port", po::value<int>()->default_value(0), "port on 127.0.0.1 (0 = a free one)")(
       "mode", po::value<std::string>(), "cache mode: replay | replay-only | record | off")(
-      "threads", po::value<int>()->default_value(4), "connections served at once (1..64)");
+      "threads", po::value<int>()->default_value(4), "requests handled at once (1..64)");
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate proxy [--config gate.yaml] [--port N] [--mode MODE]")) return 0;
   const int port = vm["port"].as<int>();

@@ -1,15 +1,14 @@
 #include <gate/proxy/server.hpp>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <set>
-#include <sys/socket.h>
+#include <optional>
+#include <thread>
 
 #include <gate/net/fetch.hpp>
 #include <gate/proxy/route.hpp>
@@ -56,13 +55,9 @@ bool wants_stream(const boost::json::value& body) {
 } // namespace
 
 struct Server::Impl {
-  asio::io_context io;
-  tcp::acceptor acceptor{io};
-  std::unique_ptr<asio::thread_pool> pool;
-  std::thread accept_thread;
-  std::atomic<bool> stopping{false};
-  std::mutex sockets_mutex;
-  std::set<int> open_sockets; // native handles, shut down by stop(); guarded by sockets_mutex
+  std::unique_ptr<asio::io_context> io; // set while serving
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
 };
 
 Server::Server(const config::Config& cfg)
@@ -125,9 +120,25 @@ Reply Server::handle(const std::string& method, const std::string& target, const
                            "; request refused");
   std::optional<Target> t = parse_target(*path);
   if (!t) return error_reply(400, "invalid_request_error", "gate proxy: unusable path " + *path);
+  Observation seen;
+  Reply r = answer(method, *t, headers, body, seen);
+  if (observer_ && !t->task.empty()) {
+    seen.target = std::move(*t);
+    seen.method = method;
+    seen.status = r.status;
+    seen.request_body = &body;
+    seen.reply = &r;
+    observer_(seen);
+  }
+  return r;
+}
+
+Reply Server::answer(const std::string& method, const Target& t,
+                     const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+                     Observation& seen) {
   if (method == "GET") {
-    if (t->upstream_path.size() >= 7 && t->upstream_path.ends_with("/models"))
-      return forward("GET", t->upstream_path, headers, "");
+    if (t.upstream_path.size() >= 7 && t.upstream_path.ends_with("/models"))
+      return forward("GET", t.upstream_path, headers, "");
     return error_reply(404, "not_found_error", "gate proxy: GET passes through only for .../models");
   }
   if (method != "POST") return error_reply(405, "invalid_request_error", "gate proxy: only POST and GET");
@@ -141,8 +152,9 @@ Reply Server::handle(const std::string& method, const std::string& target, const
   } catch (const Error& e) {
     return error_reply(400, "invalid_request_error", e.what());
   }
-  const int occurrence = next_occurrence(t->scope_path, canonical);
-  const std::string key = request_key(cfg_.model.provider, *t, canonical, occurrence);
+  const int occurrence = next_occurrence(t.scope_path, canonical);
+  seen.key = request_key(cfg_.model.provider, t, canonical, occurrence);
+  const std::string& key = seen.key;
   const config::CacheMode mode = cfg_.cache.mode;
 
   if (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only) {
@@ -151,27 +163,29 @@ Reply Server::handle(const std::string& method, const std::string& target, const
     if (hit.entry) {
       Reply r;
       r.status = hit.entry->status;
-      r.body = hit.entry->body;
+      r.body = std::move(hit.entry->body);
       r.content_type = stream ? "text/event-stream" : "application/json";
       for (const auto& [n, v] : hit.entry->headers)
         if (n == "content-type") r.content_type = v;
+      seen.cache_hit = true;
       return r;
     }
     if (mode == config::CacheMode::replay_only) {
-      std::string what = "gate proxy: replay-only cache miss for " + t->scope_path + " (occurrence " +
+      std::string what = "gate proxy: replay-only cache miss for " + t.scope_path + " (occurrence " +
                          std::to_string(occurrence) + "), key " + key;
       std::cerr << what << "\n";
+      seen.missed = true;
       return error_reply(404, "not_found_error", what);
     }
   }
 
   const auto started = std::chrono::steady_clock::now();
-  Reply r = forward("POST", t->upstream_path, headers, body);
+  Reply r = forward("POST", t.upstream_path, headers, body);
   if (mode == config::CacheMode::off || r.status < 200 || r.status >= 300) return r;
   cache::Entry e;
   e.key = key;
   e.provider = cfg_.model.provider;
-  e.path = t->scope_path;
+  e.path = t.scope_path;
   e.replica = occurrence;
   e.request = redact(canonical);
   e.status = r.status;
@@ -204,84 +218,96 @@ std::vector<std::pair<std::string, std::string>> client_headers(const http::requ
   return out;
 }
 
-} // namespace
+// One connection: reads a request, answers it, and reads the next while the
+// client keeps the connection alive. Reads and writes are asynchronous, so
+// an idle connection waits without a thread; only handle() runs on one.
+class Session : public std::enable_shared_from_this<Session> {
+public:
+  Session(tcp::socket sock, Server& server) : sock_(std::move(sock)), server_(server) {}
 
-void Server::start(unsigned short port, int threads) {
-  tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
-  impl_->acceptor.open(ep.protocol());
-  impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
-  boost::system::error_code ec;
-  impl_->acceptor.bind(ep, ec);
-  if (ec)
-    throw Error(Exit::cannot_run,
-                "gate proxy: cannot bind 127.0.0.1:" + std::to_string(port) + ": " + ec.message());
-  impl_->acceptor.listen();
-  port_ = impl_->acceptor.local_endpoint().port();
-  impl_->pool = std::make_unique<asio::thread_pool>(static_cast<std::size_t>(threads));
-  impl_->accept_thread = std::thread([this] {
-    while (!impl_->stopping) {
-      auto sock = std::make_shared<tcp::socket>(impl_->io);
-      boost::system::error_code aec;
-      impl_->acceptor.accept(*sock, aec);
-      if (aec) {
-        if (impl_->stopping) return;
-        continue;
-      }
-      {
-        std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
-        impl_->open_sockets.insert(sock->native_handle());
-      }
-      if (impl_->stopping) ::shutdown(sock->native_handle(), SHUT_RDWR); // accepted while stop() ran
-      asio::post(*impl_->pool, [this, sock] {
-        boost::beast::flat_buffer buf;
-        boost::system::error_code rec;
-        while (!impl_->stopping) {
-          http::request_parser<http::string_body> parser;
-          parser.body_limit(64u << 20);
-          http::read(*sock, buf, parser, rec);
-          if (rec) break;
-          auto& req = parser.get();
-          Reply r;
-          try {
-            r = handle(std::string(req.method_string()), std::string(req.target()),
-                       std::string(req[http::field::host]), client_headers(req), req.body());
-          } catch (const std::exception& e) {
-            r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
-          }
-          http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
-          res.set(http::field::content_type, r.content_type);
-          res.keep_alive(req.keep_alive());
-          res.body() = std::move(r.body);
-          res.prepare_payload();
-          http::write(*sock, res, rec);
-          if (rec || !res.keep_alive()) break;
-        }
-        {
-          std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
-          impl_->open_sockets.erase(sock->native_handle());
-        }
-        boost::system::error_code ignored;
-        sock->shutdown(tcp::socket::shutdown_both, ignored);
-        sock->close(ignored);
-      });
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(64u << 20);
+    http::async_read(sock_, buf_, *parser_,
+                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                       if (!ec) self->respond();
+                     });
+  }
+
+private:
+  void respond() {
+    auto& req = parser_->get();
+    Reply r;
+    try {
+      r = server_.handle(std::string(req.method_string()), std::string(req.target()),
+                         std::string(req[http::field::host]), client_headers(req), req.body());
+    } catch (const std::exception& e) {
+      r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
     }
+    res_ = {static_cast<http::status>(r.status), req.version()};
+    res_.set(http::field::content_type, r.content_type);
+    res_.keep_alive(req.keep_alive());
+    res_.body() = std::move(r.body);
+    res_.prepare_payload();
+    http::async_write(sock_, res_, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+      if (!ec && self->res_.keep_alive()) return self->read();
+      boost::system::error_code ignored;
+      self->sock_.shutdown(tcp::socket::shutdown_both, ignored);
+    });
+  }
+
+  tcp::socket sock_;
+  Server& server_;
+  boost::beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+};
+
+void accept_next(tcp::acceptor& acceptor, Server& server) {
+  acceptor.async_accept([&acceptor, &server](boost::system::error_code ec, tcp::socket sock) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec) {
+      sock.set_option(tcp::no_delay(true), ec);
+      std::make_shared<Session>(std::move(sock), server)->read();
+    }
+    accept_next(acceptor, server);
   });
 }
 
-void Server::stop() {
-  if (!impl_->accept_thread.joinable()) return;
-  impl_->stopping = true;
-  // Wakes the blocked accept() and every blocked read.
-  ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
-  {
-    std::lock_guard<std::mutex> lock(impl_->sockets_mutex);
-    for (int fd : impl_->open_sockets)
-      ::shutdown(fd, SHUT_RDWR);
+} // namespace
+
+void Server::start(unsigned short port, int threads) {
+  impl_->io = std::make_unique<asio::io_context>();
+  impl_->acceptor.emplace(*impl_->io);
+  tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
+  boost::system::error_code ec;
+  impl_->acceptor->open(ep.protocol(), ec);
+  if (!ec) impl_->acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl_->acceptor->bind(ep, ec);
+  if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    impl_->acceptor.reset();
+    impl_->io.reset();
+    throw Error(Exit::cannot_run,
+                "gate proxy: cannot bind 127.0.0.1:" + std::to_string(port) + ": " + ec.message());
   }
-  impl_->accept_thread.join();
-  impl_->pool->join();
-  boost::system::error_code ignored;
-  impl_->acceptor.close(ignored);
+  port_ = impl_->acceptor->local_endpoint().port();
+  accept_next(*impl_->acceptor, *this);
+  for (int i = 0; i < threads; ++i)
+    impl_->threads.emplace_back([io = impl_->io.get()] { io->run(); });
+}
+
+void Server::stop() {
+  if (!impl_->io) return;
+  // Requests being handled finish (an upstream call ends at its timeout);
+  // then destroying the context drops every connection it still holds,
+  // idle keep-alive ones included.
+  impl_->io->stop();
+  for (auto& t : impl_->threads)
+    t.join();
+  impl_->threads.clear();
+  impl_->acceptor.reset();
+  impl_->io.reset();
 }
 
 } // namespace gate::proxy

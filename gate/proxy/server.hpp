@@ -1,16 +1,16 @@
 #pragma once
 
-#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <gate/cache/store.hpp>
 #include <gate/config/config.hpp>
+#include <gate/proxy/route.hpp>
 
 namespace gate::proxy {
 
@@ -21,9 +21,24 @@ struct Reply {
   std::string body;
 };
 
+// What the proxy did with one request in a /t/<task>/r/<run> scope, as an
+// observer sees it. The pointers live for the duration of the call only.
+struct Observation {
+  Target target;
+  std::string method;
+  int status = 0;
+  bool cache_hit = false; // answered from the cache, no upstream call
+  bool missed = false;    // a replay-only miss (the reply is the 404)
+  std::string key;        // the cache key; "" when the request had none (GET, a body that is not JSON)
+  const std::string* request_body = nullptr;
+  const Reply* reply = nullptr;
+};
+
 // The loopback record/replay proxy (docs/proxy.md). Listens on
-// 127.0.0.1 only; each connection is served on a small thread pool. The
-// occurrence counters are the only shared state besides the Store (which is
+// 127.0.0.1 only. Connections are read asynchronously, so an idle
+// keep-alive connection holds no thread; `threads` bounds the requests
+// handled at once (a replay, or a blocking upstream call). The occurrence
+// counters are the only shared state besides the Store (which is
 // thread-safe itself) and are guarded by a mutex.
 class Server {
 public:
@@ -32,7 +47,13 @@ public:
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // Called for every request in a task/run scope that passed the Host and
+  // path checks, on the thread that handled it (so concurrently: it must be
+  // thread-safe). Set before start().
+  void observe(std::function<void(const Observation&)> observer) { observer_ = std::move(observer); }
+
   // Binds 127.0.0.1:port (0 = a free one) and starts serving on `threads`.
+  // Throws Error(cannot_run) when it cannot bind.
   void start(unsigned short port, int threads = 4);
   void stop();
   unsigned short port() const { return port_; }
@@ -43,6 +64,9 @@ public:
                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body);
 
 private:
+  Reply answer(const std::string& method, const Target& t,
+               const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+               Observation& seen);
   Reply forward(const std::string& method, const std::string& upstream_path,
                 const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body);
   int next_occurrence(const std::string& scope, const std::string& canonical_body);
@@ -51,6 +75,7 @@ private:
   cache::Store store_;
   std::string key_; // the real API key; never logged, never stored
   unsigned short port_ = 0;
+  std::function<void(const Observation&)> observer_;
   std::mutex mutex_;
   std::map<std::string, int> seen_; // scope path + body -> requests so far; guarded by mutex_
   struct Impl;

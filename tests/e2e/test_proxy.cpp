@@ -4,13 +4,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <chrono>
-#include <csignal>
-#include <poll.h>
 #include <string>
-#include <unistd.h>
 
 #include "harness.hpp"
+#include "sdk/proxy_child.hpp"
 #include <tests/support/fake_upstream.hpp>
 
 namespace fs = std::filesystem;
@@ -43,43 +40,6 @@ Answer send(unsigned short port, const std::string& method, const std::string& t
   http::response<http::string_body> res;
   http::read(sock, buf, res);
   return {static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()};
-}
-
-// Reads the child's stdout up to the "listening on" line and returns the port.
-unsigned short read_port(Child& c, std::string& seen) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{c.out_fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    char chunk[256];
-    ssize_t n = ::read(c.out_fd, chunk, sizeof chunk);
-    if (n <= 0) break;
-    seen.append(chunk, static_cast<std::size_t>(n));
-    const std::string marker = "listening on http://127.0.0.1:";
-    std::size_t at = seen.find(marker);
-    if (at != std::string::npos && seen.find('\n', at) != std::string::npos)
-      return static_cast<unsigned short>(std::stoi(seen.substr(at + marker.size())));
-  }
-  return 0;
-}
-
-// `gate proxy` on a free port in `mode`; `port` is 0 when it never said where.
-Child start_proxy(const fs::path& dir, const std::string& mode, const std::map<std::string, std::string>& env,
-                  std::string& out, unsigned short& port) {
-  Child c = spawn_gate({"proxy", "--config", "gate.yaml", "--port", "0", "--mode", mode}, dir, env);
-  port = read_port(c, out);
-  return c;
-}
-
-Result stop(Child& c) {
-  ::kill(c.pid, SIGTERM);
-  return finish(c);
-}
-
-void write_config(const fs::path& dir, const std::string& base_url, const std::string& provider = "openai") {
-  spit(dir / "gate.yaml",
-       "suite:\n  path: suite\n  version: v1\nmodel:\n  provider: " + provider + "\n  base_url: " + base_url +
-           "\n  api_key_env: GATE_PROXY_TEST_KEY\n  name: m\ncache:\n  dir: proxy-cache\n");
 }
 
 const std::string k_plain = R"({"model":"m","messages":[{"role":"user","content":"say hi"}]})";

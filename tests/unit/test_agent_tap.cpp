@@ -2,8 +2,12 @@
 // calls (plain and streamed answers), usage, and replay-only misses.
 #include <doctest.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <filesystem>
 #include <string>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gate/agent/tap.hpp>
@@ -30,12 +34,15 @@ struct TempCache {
   }
 };
 
-gate::config::Config config_for(const fs::path& cache) {
+gate::config::Config config_for(const fs::path& cache,
+                                gate::config::CacheMode mode = gate::config::CacheMode::replay_only) {
   gate::config::Config cfg;
   cfg.model.provider = "openai";
   cfg.model.api_key_env = "GATE_TAP_TEST_NO_KEY";
   cfg.cache.dir = cache;
-  cfg.cache.mode = gate::config::CacheMode::replay_only;
+  cfg.model.base_url = "http://127.0.0.1:9/v1"; // never reached: no key is set
+  cfg.cache.mode = mode;
+  cfg.concurrency = 1; // the tap's fewest threads, 2
   return cfg;
 }
 
@@ -57,6 +64,34 @@ void record(const fs::path& cache, const std::string& scope, const std::string& 
   e.route = "{}";
   gate::cache::Store(cache).put(e);
 }
+
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// A connection to the tap that gives up on a read after 20 s instead of
+// hanging the test (a failure, not a timing).
+struct Client {
+  boost::asio::io_context io;
+  tcp::socket sock{io};
+  boost::beast::flat_buffer buf;
+  explicit Client(unsigned short port) {
+    sock.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    timeval tv{20, 0};
+    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  int post(const std::string& target, const std::string& body) {
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(sock.remote_endpoint().port()));
+    req.set(http::field::content_type, "application/json");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(sock, req);
+    http::response<http::string_body> res;
+    boost::system::error_code ec;
+    http::read(sock, buf, res, ec);
+    return ec ? -1 : static_cast<int>(res.result_int());
+  }
+};
 
 } // namespace
 
@@ -101,6 +136,7 @@ TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
   REQUIRE(l0.tool_calls.size() == 1);
   CHECK(l0.tool_calls[0].name == "read_file");
   CHECK(l0.tool_calls[0].arguments_sha256 == gate::sha256_hex(R"({"path":"a"})"));
+  CHECK(l0.cache_hits == 1);
   CHECK(l0.prompt_tokens == 10);
   CHECK(l0.completion_tokens == 4);
   CHECK(l0.usage_known);
@@ -122,6 +158,7 @@ TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
   CHECK(miss.status == 404);
   ScopeLog l = tap.take("t", 0);
   CHECK(l.requests == 1);
+  CHECK(l.cache_hits == 0);
   REQUIRE(l.missing_keys.size() == 1);
   gate::proxy::Target t = *gate::proxy::parse_target("/t/t/r/0/chat/completions");
   CHECK(l.missing_keys[0] ==
@@ -131,4 +168,45 @@ TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
   auto other_port = tap.handle("POST", "/t/t/r/0/chat/completions", "127.0.0.1:1", {}, k_request);
   CHECK(other_port.status == 403);
   CHECK(tap.take("t", 0).requests == 0); // refused requests are not the agent's
+}
+
+TEST_CASE("replay mode: cache hits are told from upstream calls") {
+  TempCache c;
+  record(c.dir, "/t/a/r/0",
+         R"({"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,)"
+         R"("message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
+         "application/json");
+  Tap tap(config_for(c.dir, gate::config::CacheMode::replay));
+  tap.start();
+  const std::string host = "127.0.0.1:" + std::to_string(tap.port());
+  CHECK(tap.handle("POST", "/t/a/r/0/chat/completions", host, {}, k_request).status == 200);
+  ScopeLog hit = tap.take("a", 0);
+  CHECK(hit.requests == 1);
+  CHECK(hit.cache_hits == 1);
+  // A miss in replay mode goes upstream (here it cannot: no key), so the run
+  // is not all hits, and it is not a replay-only miss either.
+  CHECK(tap.handle("POST", "/t/a/r/0/chat/completions", host, {}, k_request).status == 502);
+  CHECK(tap.handle("POST", "/t/a/r/0/chat/completions", host, {}, "{not json").status == 400);
+  ScopeLog mixed = tap.take("a", 0);
+  CHECK(mixed.requests == 2);
+  CHECK(mixed.cache_hits == 0);
+  CHECK(mixed.missing_keys.empty());
+  CHECK(mixed.tool_calls.empty());
+}
+
+TEST_CASE("served over its port: idle keep-alive connections do not hold its threads") {
+  TempCache c;
+  Tap tap(config_for(c.dir));
+  tap.start();
+  // Three connections on a tap with two threads; the first two stay open
+  // and idle after their answer, as an agent's SDK keeps them.
+  Client a(tap.port()), b(tap.port()), d(tap.port());
+  CHECK(a.post("/t/k/r/0/chat/completions", k_request) == 404);
+  CHECK(b.post("/t/k/r/1/chat/completions", k_request) == 404);
+  CHECK(d.post("/t/k/r/2/chat/completions", k_request) == 404);
+  CHECK(a.post("/t/k/r/0/chat/completions", k_request) == 404); // the same connection, again
+  CHECK(tap.take("k", 0).missing_keys.size() == 2);
+  CHECK(tap.take("k", 2).requests == 1);
+  tap.stop(); // with connections still open
+  tap.stop(); // idempotent
 }

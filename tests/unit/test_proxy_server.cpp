@@ -1,10 +1,13 @@
 #include <doctest.h>
 
 #include <filesystem>
+#include <mutex>
+#include <vector>
 
 #include <gate/cache/store.hpp>
 #include <gate/proxy/route.hpp>
 #include <gate/proxy/server.hpp>
+#include <gate/util/error.hpp>
 #include <gate/util/time.hpp>
 
 namespace fs = std::filesystem;
@@ -75,4 +78,62 @@ TEST_CASE("requests refused before any cache or upstream work") {
   auto models = server.handle("GET", "/models", "127.0.0.1:0", {}, "");
   CHECK(models.status == 502);
   CHECK(models.body.find("GATE_PROXY_UNIT_UNSET_KEY") != std::string::npos);
+}
+
+TEST_CASE("the observer sees each scoped request: hit, miss, and nothing else") {
+  ScratchCache scratch;
+  gate::config::Config cfg = replay_only(scratch.dir);
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  gate::cache::Entry e;
+  e.key = gate::proxy::request_key("openai", target, k_body, 0);
+  e.provider = "openai";
+  e.path = target.scope_path;
+  e.request = k_body;
+  e.body = "answer";
+  e.recorded_at = gate::utc_now_iso();
+  gate::cache::Store(scratch.dir).put(e);
+
+  struct Seen {
+    std::string task, run, method, key, body;
+    int status;
+    bool hit, missed;
+  };
+  std::mutex m;
+  std::vector<Seen> seen;
+  gate::proxy::Server server(cfg);
+  server.observe([&](const gate::proxy::Observation& o) {
+    std::lock_guard lock(m);
+    seen.push_back(
+        {o.target.task, o.target.run, o.method, o.key, o.reply->body, o.status, o.cache_hit, o.missed});
+    CHECK(*o.request_body == k_body);
+  });
+  server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, k_body);
+  server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, k_body);
+  server.handle("POST", "/chat/completions", "127.0.0.1:0", {}, k_body); // session scope: not observed
+  server.handle("POST", "/t/a/r/0/chat/completions", "evil.example", {}, k_body); // refused: not observed
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].task == "a");
+  CHECK(seen[0].run == "0");
+  CHECK(seen[0].method == "POST");
+  CHECK(seen[0].status == 200);
+  CHECK(seen[0].hit);
+  CHECK_FALSE(seen[0].missed);
+  CHECK(seen[0].key == e.key);
+  CHECK(seen[0].body == "answer");
+  CHECK(seen[1].status == 404);
+  CHECK_FALSE(seen[1].hit);
+  CHECK(seen[1].missed);
+  CHECK(seen[1].key == gate::proxy::request_key("openai", target, k_body, 1));
+}
+
+TEST_CASE("start binds a free port; stop is idempotent") {
+  ScratchCache scratch;
+  gate::proxy::Server server(replay_only(scratch.dir));
+  server.stop(); // never started
+  server.start(0, 1);
+  CHECK(server.port() != 0);
+  gate::proxy::Server second(replay_only(scratch.dir));
+  CHECK_THROWS_AS(second.start(server.port(), 1), gate::Error);
+  server.stop();
+  server.stop();
 }

@@ -1,0 +1,59 @@
+#pragma once
+
+// Drives `gate proxy` as a child process for the end-to-end tests
+// (test_proxy.cpp, test_sdk.cpp).
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <poll.h>
+#include <string>
+#include <unistd.h>
+
+#include "../harness.hpp"
+
+namespace gate::e2e {
+
+// Reads the child's stdout up to the "listening on" line and returns the port.
+inline unsigned short read_port(Child& c, std::string& seen) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{c.out_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char chunk[256];
+    ssize_t n = ::read(c.out_fd, chunk, sizeof chunk);
+    if (n <= 0) break;
+    seen.append(chunk, static_cast<std::size_t>(n));
+    const std::string marker = "listening on http://127.0.0.1:";
+    std::size_t at = seen.find(marker);
+    if (at != std::string::npos && seen.find('\n', at) != std::string::npos)
+      return static_cast<unsigned short>(std::stoi(seen.substr(at + marker.size())));
+  }
+  return 0;
+}
+
+// `gate proxy` on a free port in `mode`; `port` is 0 when it never said where.
+inline Child start_proxy(const std::filesystem::path& dir, const std::string& mode,
+                         const std::map<std::string, std::string>& env, std::string& out,
+                         unsigned short& port) {
+  Child c = spawn_gate({"proxy", "--config", "gate.yaml", "--port", "0", "--mode", mode}, dir, env);
+  port = read_port(c, out);
+  return c;
+}
+
+inline Result stop(Child& c) {
+  ::kill(c.pid, SIGTERM);
+  return finish(c);
+}
+
+// A gate.yaml for the proxy: `provider` upstream at `base_url`, its key in
+// $`key_env`, the cache in proxy-cache/.
+inline void write_config(const std::filesystem::path& dir, const std::string& base_url,
+                         const std::string& provider = "openai",
+                         const std::string& key_env = "GATE_PROXY_TEST_KEY") {
+  spit(dir / "gate.yaml", "suite:\n  path: suite\n  version: v1\nmodel:\n  provider: " + provider +
+                              "\n  base_url: " + base_url + "\n  api_key_env: " + key_env +
+                              "\n  name: m\ncache:\n  dir: proxy-cache\n");
+}
+
+} // namespace gate::e2e
