@@ -13,6 +13,7 @@
 
 #include "harness.hpp"
 #include <tests/support/fake_upstream.hpp>
+#include <tests/support/process_wait.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::e2e;
@@ -60,23 +61,6 @@ const boost::json::object& run_of(const boost::json::value& report, const std::s
   throw std::logic_error("unreachable");
 }
 
-bool stopped(pid_t pid) {
-  if (::kill(pid, 0) != 0) return true;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  std::size_t close = line.rfind(')');
-  return close == std::string::npos || (close + 2 < line.size() && line[close + 2] == 'Z');
-}
-
-// SIGKILL lands asynchronously; bounded wait, no timing asserted.
-bool not_running(pid_t pid) {
-  for (int i = 0; i < 1000; ++i) {
-    if (stopped(pid)) return true;
-    ::usleep(10000);
-  }
-  return false;
-}
 
 } // namespace
 
@@ -148,7 +132,7 @@ TEST_CASE("rel-39: an agent that runs forever is killed with its group at the ti
   pid_t grandchild = 0;
   in >> grandchild;
   REQUIRE(grandchild > 0);
-  CHECK(not_running(grandchild));
+  CHECK(gate::test::wait_until_stopped(grandchild));
   CHECK(entries(tmp.path() / "tmpdir") == 0);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include <tests/support/process_wait.hpp>
 #include <gate/agent/agent.hpp>
 #include <gate/agent/process.hpp>
 
@@ -27,25 +28,6 @@ ProcessSpec spec_of(std::vector<std::string> argv, double timeout = 30) {
   return s;
 }
 
-// A pid that no longer runs: gone, or a zombie waiting for init.
-bool stopped(pid_t pid) {
-  if (::kill(pid, 0) != 0) return true;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  std::size_t close = line.rfind(')');
-  return close == std::string::npos || (close + 2 < line.size() && line[close + 2] == 'Z');
-}
-
-// SIGKILL is delivered asynchronously: wait (without a deadline that
-// could make the test flaky, but bounded) until the process is gone.
-bool not_running(pid_t pid) {
-  for (int i = 0; i < 1000; ++i) {
-    if (stopped(pid)) return true;
-    ::usleep(10000);
-  }
-  return false;
-}
 
 } // namespace
 
@@ -99,7 +81,7 @@ TEST_CASE("rel-39: at the timeout the whole group is killed, a grandchild that i
   pid_t grandchild = 0;
   in >> grandchild;
   REQUIRE(grandchild > 0);
-  CHECK(not_running(grandchild));
+  CHECK(gate::test::wait_until_stopped(grandchild));
   fs::remove(pidfile);
 }
 
@@ -114,7 +96,7 @@ TEST_CASE("what a command leaves running in its group ends with it") {
   pid_t bg = 0;
   in >> bg;
   REQUIRE(bg > 0);
-  CHECK(not_running(bg));
+  CHECK(gate::test::wait_until_stopped(bg));
   fs::remove(pidfile);
 }
 
