@@ -11,7 +11,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/build-fuzz"
+# GATE_FUZZ_BUILD: another build directory (one per engineer on a shared checkout).
+build="${GATE_FUZZ_BUILD:-$root/build-fuzz}"
 seconds=60
 build_only=0
 targets=()

@@ -3,6 +3,7 @@
 #include <future>
 #include <iostream>
 #include <mutex>
+#include <unordered_map>
 
 #include <gate/cli/common.hpp>
 #include <gate/cli/progress.hpp>
@@ -39,7 +40,7 @@ void add_run_options(po::options_description& d) {
       "shard", po::value<std::string>(), "run only slice i of n (i/n, 1-based; by a hash of task id)")(
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output")(
-      "keep-workdirs", "agent tasks: keep each run's work copy (under $TMPDIR) and print where");
+      "keep-workdirs", "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where");
 }
 
 namespace {
@@ -96,6 +97,63 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
   return static_cast<int>(Exit::cache_miss);
 }
 
+// True when the file at `path` is a report gate wrote and marked complete,
+// seen from its first bytes: gate writes each header field on its own line
+// and a string never holds a raw newline, so the line cannot be forged by
+// content. Anything else (an incomplete, foreign or damaged file) says false.
+bool plainly_complete(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::size_t tasks = head.find("\n\"tasks\": [");
+  const std::size_t complete = head.find("\n\"complete\": true,\n");
+  return complete != std::string::npos && (tasks == std::string::npos || complete < tasks);
+}
+
+// What this run took over from an interrupted one (issue 6): when the report
+// it is about to replace is incomplete and of the same suite, the runs this
+// run replayed from the cache that the earlier report lists as finished
+// (same task and replica, no error) came from the interrupted run. An
+// unreadable earlier report only costs the count, never the run.
+std::optional<report::Resumed> resumed_from(const fs::path& json_path, const report::Report& now) {
+  std::error_code ec;
+  if (!fs::is_regular_file(json_path, ec) || plainly_complete(json_path)) return std::nullopt;
+  report::Report before;
+  try {
+    report::ReadOptions summary;
+    summary.details = false;
+    before = report::read(json_path, summary);
+  } catch (const std::exception& e) {
+    std::cerr << "gate: warning: the earlier report is unreadable; not counting resumed runs: "
+              << redact(e.what()) << "\n";
+    return std::nullopt;
+  }
+  if (before.complete || before.suite.name != now.suite.name || before.suite.version != now.suite.version ||
+      before.suite.sha256 != now.suite.sha256)
+    return std::nullopt;
+  std::unordered_map<std::string_view, std::vector<bool>> finished;
+  for (const auto& t : before.tasks) {
+    std::vector<bool>& done = finished[t.id];
+    for (const auto& run : t.runs) {
+      if (run.errored() || run.index < 0) continue;
+      if (static_cast<std::size_t>(run.index) >= done.size())
+        done.resize(static_cast<std::size_t>(run.index) + 1);
+      done[static_cast<std::size_t>(run.index)] = true;
+    }
+  }
+  report::Resumed resumed{before.started_at, 0};
+  for (const auto& t : now.tasks) {
+    auto it = finished.find(t.id);
+    if (it == finished.end()) continue;
+    for (const auto& run : t.runs)
+      if (run.cache_hit && run.index >= 0 && static_cast<std::size_t>(run.index) < it->second.size() &&
+          it->second[static_cast<std::size_t>(run.index)])
+        ++resumed.runs;
+  }
+  return resumed;
+}
+
 } // namespace
 
 RunResult run_from_options(const po::variables_map& vm) {
@@ -137,6 +195,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   install_stop_handlers();
   in.stop = &stop_requested();
   in.keep_workdirs = vm.count("keep-workdirs") != 0;
+  in.workdir_root = cfg.agent_workdir; // "" = the system temp directory
 
   run::Outcome outcome;
   {
@@ -153,9 +212,10 @@ RunResult run_from_options(const po::variables_map& vm) {
   const std::string fatal = outcome.fatal;
   const Exit fatal_code = outcome.fatal_code;
   result.report = run::assemble(std::move(outcome), s, cfg, started, utc_now_iso());
-  const report::Report& r = *result.report;
   ensure_directory(cfg.outputs.dir);
   const fs::path json_path = config::output_path(cfg.outputs, cfg.outputs.json);
+  result.report->resumed = resumed_from(json_path, *result.report);
+  const report::Report& r = *result.report;
   // The Markdown and JUnit forms are rendered from the finished report on
   // their own threads while the JSON is written: for a large suite the three
   // take the time of the largest, not the sum. Each is atomic on its own.
@@ -193,7 +253,15 @@ RunResult run_from_options(const po::variables_map& vm) {
                 static_cast<long long>(r.tasks.size()), cfg.runs, st.consistency_gap_pp,
                 static_cast<long long>(st.cache_hits), static_cast<long long>(st.total_runs),
                 static_cast<long long>(st.errored_runs));
-  std::cout << redact(line) << "\nreport: " << json_path.string() << "\n";
+  std::string summary = line;
+  if (r.resumed) {
+    // The time comes from a file on disk: no control byte reaches the terminal.
+    std::string when = r.resumed->from_started_at.substr(0, 64);
+    for (char& c : when)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    summary += "; " + std::to_string(r.resumed->runs) + " resumed from the interrupted run of " + when;
+  }
+  std::cout << redact(summary) << "\nreport: " << json_path.string() << "\n";
 
   if (!fatal.empty()) {
     std::cerr << "gate: error: " << redact(fatal) << " (partial report marked incomplete)\n";

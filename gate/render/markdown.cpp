@@ -40,6 +40,16 @@ std::string plural(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + ' ' + (n == 1 ? one : many);
 }
 
+// 1000000 → "1,000,000": counts of runs in running text.
+std::string grouped(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? '-' + out : out;
+}
+
 // The number of runs per task, as configured: the largest run count.
 std::size_t runs_per_task(const report::Report& r, bool& uniform) {
   std::size_t k = 0;
@@ -66,6 +76,9 @@ void header(const report::Report& r, std::string& out) {
     if (!r.incomplete_reason.empty()) out += ": " + md_cell(r.incomplete_reason);
     out += ". The numbers cover only the runs that finished.\n\n";
   }
+  if (r.resumed)
+    out += "Resumed: " + grouped(r.resumed->runs) + " of " + grouped(r.stats.total_runs) +
+           " runs came from the interrupted run of " + md_cell(r.resumed->from_started_at) + ".\n\n";
   const auto& s = r.stats;
   bool uniform = true;
   std::size_t k = runs_per_task(r, uniform);

@@ -38,6 +38,7 @@ inline std::string shown(std::string_view s) {
 enum class Ctx : std::uint8_t {
   top,
   suite,
+  resumed,
   route,
   config,
   skip,
@@ -63,11 +64,13 @@ struct Fields {
 inline const Fields& fields_of(Ctx c) {
   // "runs_route" is written only when most runs used another route than
   // the configured one (replayed runs carry the route they were recorded
-  // through).
+  // through); "resumed" only by a run that replaced an interrupted one's
+  // report.
   static const Fields top{{"schema", "gate_version", "suite", "config", "route", "started_at", "finished_at",
-                           "complete", "incomplete_reason", "stats", "tasks", "runs_route"},
-                          1u << 11};
+                           "complete", "incomplete_reason", "resumed", "stats", "tasks", "runs_route"},
+                          (1u << 9) | (1u << 12)};
   static const Fields suite{{"name", "version", "sha256"}};
+  static const Fields resumed{{"from_started_at", "runs"}};
   static const Fields task{{"id", "scenario", "difficulty", "group", "stats", "runs"}};
   // "route" is written only when it differs from the report's route.
   static const Fields run{{"index",
@@ -108,6 +111,7 @@ inline const Fields& fields_of(Ctx c) {
   switch (c) {
   case Ctx::top: return top;
   case Ctx::suite: return suite;
+  case Ctx::resumed: return resumed;
   case Ctx::task: return task;
   case Ctx::run: return run;
   case Ctx::check: return check;
@@ -127,6 +131,7 @@ enum TopField {
   t_finished,
   t_complete,
   t_reason,
+  t_resumed,
   t_stats,
   t_tasks,
   t_runs_route
@@ -299,6 +304,7 @@ private:
       const Frame& f = stack_[i];
       switch (f.ctx) {
       case Ctx::suite: out += ": suite"; break;
+      case Ctx::resumed: out += ": resumed"; break;
       // Messages name a task by its id, which is what a reader can search
       // for, once it is known.
       case Ctx::task:
@@ -477,6 +483,7 @@ private:
       case t_reason: return text(v, report.incomplete_reason, ec);
       case t_suite:
       case t_route:
+      case t_resumed:
       case t_runs_route:
       case t_stats: return wrong("an object", ec);
       default: return wrong("an array", ec);
@@ -485,6 +492,8 @@ private:
       std::string* target[] = {&report.suite.name, &report.suite.version, &report.suite.sha256};
       return text(v, *target[f.field], ec);
     }
+    case Ctx::resumed:
+      return f.field == 0 ? text(v, report.resumed->from_started_at, ec) : count(v, report.resumed->runs, ec);
     case Ctx::task:
       switch (f.field) {
       case k_id:
@@ -625,6 +634,7 @@ private:
     case Ctx::top:
       switch (f.field) {
       case t_suite: return expect(true, Ctx::suite, "an object");
+      case t_resumed: report.resumed.emplace(); return expect(true, Ctx::resumed, "an object");
       case t_route: route_ = &report.route; return expect(true, Ctx::route, "an object");
       case t_runs_route: route_ = &report.runs_route; return expect(true, Ctx::route, "an object");
       case t_stats: return expect(true, Ctx::skip, "an object");
@@ -666,6 +676,7 @@ private:
       case r_ttft: return wrong("a number", ec);
       default: return wrong("a string", ec);
       }
+    case Ctx::resumed: return wrong(f.field == 1 ? "an integer" : "a string", ec);
     default: return wrong(f.ctx == Ctx::check && f.field == 1 ? "true or false" : "a string", ec);
     }
   }

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,14 @@ inline constexpr const char* k_schema = "gate.report/1";
 
 struct SuiteInfo {
   std::string name, version, sha256;
+};
+
+// `gate run` rerun after an interruption: how many of its runs it replayed
+// that the interrupted run (whose incomplete report it replaced) had already
+// finished, so a reader can tell a resumed report from a fresh one.
+struct Resumed {
+  std::string from_started_at; // the interrupted run's started_at
+  std::int64_t runs = 0;
 };
 
 // Everything `gate run` (or `gate analyze`) learned: the runs and every
@@ -33,6 +43,7 @@ struct Report {
   std::string started_at, finished_at; // ISO 8601 UTC; the only fields that differ between identical runs
   bool complete = true;                // false: interrupted or aborted; partial
   std::string incomplete_reason;
+  std::optional<Resumed> resumed;             // absent: not a resumed run
   std::vector<results::Task> tasks;           // sorted by id
   std::vector<metrics::TaskStats> task_stats; // parallel to tasks
   metrics::SuiteStats stats;

@@ -481,6 +481,13 @@ std::string to_json(const Report& r) {
   boolean(r.complete, out);
   out += ",\n\"incomplete_reason\": ";
   str(r.incomplete_reason, out);
+  if (r.resumed) {
+    out += ",\n\"resumed\": {\"from_started_at\":";
+    str(r.resumed->from_started_at, out);
+    out += ",\"runs\":";
+    i64(r.resumed->runs, out);
+    out += "}";
+  }
   out += ",\n\"stats\": ";
   suite_stats(r.stats, out);
   out += ",\n\"tasks\": [";

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -15,9 +16,33 @@ namespace gate {
 
 namespace {
 std::string errno_text() { return std::strerror(errno); }
+
+int parse_fault(const char* value) {
+  if (value == nullptr || *value == '\0') return 0;
+  const std::string_view v(value);
+  if (v == "enospc") return ENOSPC;
+  if (v == "eio") return EIO;
+  if (v == "erofs") return EROFS;
+  if (v == "eacces") return EACCES;
+  throw_cannot_run("GATE_TEST_FAULT_WRITE=" + std::string(v.substr(0, 40)) +
+                   ": expected enospc, eio, erofs or eacces");
+}
+
+// A fault at creation of the temp file (the directory refuses it) or at
+// writing (the disk refuses the bytes), like the OS reports each.
+bool fails_at_create(int fault) { return fault == EROFS || fault == EACCES; }
 } // namespace
 
+// Read at every file, not cached: a test can set it in a forked child of a
+// process that has already written. gate itself never changes its
+// environment, so the concurrent getenv calls are safe.
+int injected_write_fault() { return parse_fault(std::getenv("GATE_TEST_FAULT_WRITE")); }
+
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  if (const int fault = injected_write_fault(); fault != 0 && fails_at_create(fault)) {
+    errno = fault;
+    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  }
   std::string tmpl = target_.string() + std::string(k_temp_marker) + "XXXXXX";
   fd_ = ::mkstemp(tmpl.data());
   if (fd_ < 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
@@ -32,6 +57,10 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(std::string_view data) {
+  if (const int fault = injected_write_fault(); fault != 0 && !data.empty()) {
+    errno = fault;
+    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  }
   while (!data.empty()) {
     ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
@@ -43,18 +72,43 @@ void AtomicFile::write(std::string_view data) {
 }
 
 void AtomicFile::commit() {
+  if (!commit_unless_vanished())
+    throw_cannot_run("cannot write " + target_.string() + ": its temp file " + temp_path_ +
+                     " was removed before the rename");
+}
+
+bool AtomicFile::commit_unless_vanished() {
+  if (const int fault = injected_write_fault(); fault != 0) {
+    errno = fault; // an empty file: the fault surfaces at close, as on NFS
+    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  }
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
-  if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
+  if (::rename(temp_path_.c_str(), target_.c_str()) != 0) {
+    const int err = errno;
+    struct stat st {};
+    // The temp file is gone but its directory is not: someone removed the
+    // file itself. A vanished directory stays an error.
+    if (err == ENOENT && ::lstat(temp_path_.c_str(), &st) != 0 && errno == ENOENT &&
+        ::lstat(target_.parent_path().empty() ? "." : target_.parent_path().c_str(), &st) == 0) {
+      temp_path_.clear(); // nothing left to remove
+      return false;
+    }
+    errno = err;
     throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
+  }
   committed_ = true;
+  return true;
 }
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view data) {
-  AtomicFile file(target);
-  file.write(data);
-  file.commit();
+  for (int attempt = 1;; ++attempt) {
+    AtomicFile file(target);
+    file.write(data);
+    if (attempt == 3) return file.commit();
+    if (file.commit_unless_vanished()) return;
+  }
 }
 
 void ensure_directory(const std::filesystem::path& dir) {

@@ -20,6 +20,11 @@ public:
 
   void write(std::string_view data);
   void commit();
+  // commit(), except that a temp file removed by another process before the
+  // rename (`gate cache prune --temp-age 0` racing a write) gives false
+  // instead of an error: the caller still holds the content and can write
+  // it again. Any other failure throws as commit() does.
+  bool commit_unless_vanished();
 
   // Temp files carry this marker so that a crash's leftovers can be found
   // and cleaned ("<name>.gate-tmp-XXXXXX").
@@ -32,7 +37,16 @@ private:
   bool committed_ = false;
 };
 
-// Convenience: the whole content at once.
+// Test seam (docs/reliability.md, item 13): GATE_TEST_FAULT_WRITE makes
+// every AtomicFile fail as the OS would on a bad
+// disk: "enospc" and "eio" at the first write (or at commit() when nothing
+// was written), "erofs" and "eacces" when the temp file is created. Any
+// other non-empty value is refused with Error(cannot_run) naming it, so a
+// typo cannot turn a fault test into a silent pass. Unset: no effect.
+int injected_write_fault(); // the errno to fail with, 0 for none
+
+// Convenience: the whole content at once; written again (up to 3 times in
+// all) when a concurrent prune removes the temp file before its rename.
 void write_file_atomically(const std::filesystem::path& target, std::string_view data);
 
 // Creates a directory and its parents; a failure (a file in the way, a

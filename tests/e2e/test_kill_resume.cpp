@@ -1,7 +1,8 @@
 // End-to-end: `gate run` recording with 8 workers, killed with SIGKILL at
 // random points (issue 6 acceptance; RELIABILITY.md 9 and 40 through the
 // real binary). After each kill the cache verifies, and a rerun's report
-// equals an uninterrupted run's apart from timing and cache fields.
+// equals an uninterrupted run's apart from timing and cache fields. And
+// after SIGINT, the rerun's report counts the runs it took over (issue 6).
 #include <doctest.h>
 
 #include <boost/json.hpp>
@@ -144,4 +145,97 @@ TEST_CASE(
   }
   // The random points must actually interrupt runs, or the test shows nothing.
   CHECK(killed_mid_run >= k_kills / 2);
+}
+
+namespace {
+
+// Runs a report lists as finished: present and not errored.
+std::int64_t finished_runs(const boost::json::value& report) {
+  std::int64_t n = 0;
+  for (const auto& task : report.at("tasks").as_array())
+    for (const auto& run : task.at("runs").as_array())
+      if (run.at("error").as_string().empty()) ++n;
+  return n;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("rel-40: after SIGINT the rerun's report says how many runs came from the interrupted run") {
+  gate::testing::Script script =
+      gate::testing::parse_script(slurp(source_dir() / "fixtures" / "demo" / "upstream.json"));
+  script.latency_ms = 100; // 132 calls at concurrency 2: several seconds
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  const std::map<std::string, std::string> env{{"GATE_DEMO_API_KEY", k_canary}};
+  TempDir tmp;
+  fs::path config = empty_demo(tmp.path(), upstream.base_url());
+  const std::vector<std::string> run{"run", "--config", config.string(), "-j",
+                                     "2",   "--out",    "out",           "--quiet"};
+  const fs::path report = tmp.path() / "out" / "report.json";
+
+  Child child = spawn_gate(run, tmp.path(), env);
+  while (upstream.requests() < 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(child.pid, SIGINT);
+  Result interrupted = finish(child);
+  INFO(interrupted.err);
+  REQUIRE(interrupted.exit_code == 130);
+  const boost::json::value partial = read_json(report);
+  REQUIRE(partial.at("complete").as_bool() == false);
+  CHECK_FALSE(partial.as_object().contains("resumed")); // the first attempt resumed nothing
+  const std::int64_t finished = finished_runs(partial);
+  CHECK(finished >= 8);
+  CHECK(finished < 132);
+  const std::string started = std::string(partial.at("started_at").as_string());
+
+  const auto before = upstream.requests();
+  Result rerun = run_gate(run, tmp.path(), env);
+  INFO(rerun.err);
+  REQUIRE(rerun.exit_code == 0);
+  const boost::json::value resumed = read_json(report);
+  CHECK(resumed.at("complete").as_bool() == true);
+  REQUIRE(resumed.as_object().contains("resumed"));
+  CHECK(resumed.at("resumed").at("runs").as_int64() == finished);
+  CHECK(resumed.at("resumed").at("from_started_at").as_string() == started);
+  CHECK(upstream.requests() - before == static_cast<std::uint64_t>(132 - finished));
+  const std::string n = std::to_string(finished);
+  CHECK(has(rerun.out, "; " + n + " resumed from the interrupted run of " + started + "\n"));
+  CHECK(has(slurp(tmp.path() / "out" / "report.md"),
+            "Resumed: " + n + " of 132 runs came from the interrupted run of " + started + ".\n"));
+  // gate reads what it wrote.
+  Result compare =
+      run_gate({"compare", "--baseline", report.string(), "--current", report.string()}, tmp.path());
+  CHECK(compare.exit_code == 0);
+
+  // Run again: the report it replaces is complete, so nothing is resumed.
+  Result again = run_gate(run, tmp.path(), env);
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_FALSE(read_json(report).as_object().contains("resumed"));
+  CHECK_FALSE(has(again.out, "resumed"));
+  CHECK_FALSE(has(slurp(tmp.path() / "out" / "report.md"), "Resumed:"));
+
+  // An incomplete report of another suite version, and one gate cannot read,
+  // are not resumed from; the unreadable one is a warning, never fatal.
+  std::string other = slurp(report);
+  const std::string complete_line = "\n\"complete\": true,\n";
+  REQUIRE(has(other, complete_line));
+  other.replace(other.find(complete_line), complete_line.size(), "\n\"complete\": false,\n");
+  const std::string version = "\"version\":" + boost::json::serialize(resumed.at("suite").at("version"));
+  REQUIRE(has(other, version));
+  other.replace(other.find(version), version.size(), "\"version\":\"other\"");
+  spit(report, other);
+  Result foreign = run_gate(run, tmp.path(), env);
+  CHECK(foreign.exit_code == 0);
+  CHECK_FALSE(read_json(report).as_object().contains("resumed"));
+  spit(report, "{\"schema\": \"gate.report/1\", \"complete\": false");
+  Result broken = run_gate(run, tmp.path(), env);
+  INFO(broken.err);
+  CHECK(broken.exit_code == 0);
+  CHECK(has(broken.err, "warning: the earlier report is unreadable"));
+  CHECK(has(broken.err, report.filename().string()));
+  CHECK_FALSE(read_json(report).as_object().contains("resumed"));
+  CHECK(upstream.requests() - before == static_cast<std::uint64_t>(132 - finished)); // all replayed
 }

@@ -1,10 +1,13 @@
 // End-to-end tests for items of RELIABILITY.md that test_run.cpp leaves
-// open: key rotation (rel-05) and SIGTERM (rel-40).
+// open: key rotation (rel-05), SIGTERM (rel-40), a shared cache under
+// concurrent runs and prune (rel-12), full and read-only disks (rel-13).
 #include <doctest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -199,4 +202,222 @@ TEST_CASE("rel-21: oversized response headers through gate run: response exceeds
   INFO(r.err);
   CHECK(r.exit_code == 3);
   CHECK(r.err.find("response exceeds limit") != std::string::npos);
+}
+
+namespace {
+
+std::vector<fs::path> temp_files_below(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& f : files_below(dir))
+    if (f.filename().string().find(".gate-tmp-") != std::string::npos) out.push_back(f);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE(
+    "rel-12: 8 gate run processes record into one cache with overlapping keys; all succeed and verify") {
+  gate::testing::Script script = demo_script();
+  script.latency_ms = 5;
+  // Every replica of a prompt gets the same answer: which process asks first
+  // is a race, and the reports are compared with each other.
+  for (auto& rule : script.rules)
+    rule.answers.resize(1);
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  TempDir tmp;
+  fs::path config = recording_demo(tmp.path(), upstream);
+  const std::map<std::string, std::string> env{{"GATE_DEMO_API_KEY", k_canary}};
+  std::vector<Child> children;
+  for (int i = 0; i < 8; ++i)
+    children.push_back(spawn_gate(
+        {"run", "--config", config.string(), "-j", "4", "--out", "out" + std::to_string(i), "--quiet"},
+        tmp.path(), env));
+  for (int i = 0; i < 8; ++i) {
+    Result r = finish(children[static_cast<std::size_t>(i)]);
+    CAPTURE(i);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+  }
+  // Each key was recorded by at least one process; the 8 overlapped.
+  CHECK(upstream.requests() >= 132);
+  CHECK(upstream.requests() <= 8 * 132);
+  const fs::path cache = tmp.path() / "demo" / "cache";
+  CHECK(count_entries(cache) == 132);
+  CHECK(temp_files_below(cache).empty());
+  Result verify = run_gate({"cache", "verify", "--dir", cache.string()}, tmp.path());
+  CHECK(verify.exit_code == 0);
+  CHECK(verify.out.find("all entries verify") != std::string::npos);
+  const auto first = read_json(tmp.path() / "out0" / "report.json");
+  for (int i = 0; i < 8; ++i) {
+    CAPTURE(i);
+    const auto r = read_json(tmp.path() / ("out" + std::to_string(i)) / "report.json");
+    CHECK(r.at("complete").as_bool());
+    CHECK(r.at("stats").at("overall") == first.at("stats").at("overall"));
+  }
+  // A replay-only run afterwards finds every key.
+  set_yaml(config, "mode", "replay-only");
+  const auto before = upstream.requests();
+  Result replay =
+      run_gate({"run", "--config", config.string(), "--out", "replay", "--quiet"}, tmp.path(), env);
+  CHECK(replay.exit_code == 0);
+  CHECK(upstream.requests() == before);
+}
+
+TEST_CASE("rel-12: gate cache prune while gate run replays and records does not break the run") {
+  gate::testing::Script script = demo_script();
+  script.latency_ms = 60;
+  for (auto& rule : script.rules) // what is recorded again gets the answer it had
+    rule.answers.resize(1);
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  TempDir tmp;
+  fs::path config = recording_demo(tmp.path(), upstream);
+  const std::map<std::string, std::string> env{{"GATE_DEMO_API_KEY", k_canary}};
+  const fs::path cache = tmp.path() / "demo" / "cache";
+  Result rec =
+      run_gate({"run", "--config", config.string(), "-j", "8", "--out", "rec", "--quiet"}, tmp.path(), env);
+  REQUIRE(rec.exit_code == 0);
+  REQUIRE(count_entries(cache) == 132);
+
+  // What prune removes: a corrupt entry, a stray file, a temp file. And 40
+  // entries gone, so that the run records for a while (40 calls of 60 ms
+  // at -j 2) while prune runs beside it.
+  std::vector<fs::path> entries;
+  for (const auto& p : files_below(cache))
+    if (p.extension() == ".entry") entries.push_back(p);
+  std::sort(entries.begin(), entries.end());
+  std::string bytes = slurp(entries[0]);
+  bytes[bytes.size() / 2] ^= 0x01;
+  spit(entries[0], bytes);
+  for (std::size_t i = 1; i <= 40; ++i)
+    fs::remove(entries[i]);
+  spit(entries[41].parent_path() / "stray.txt", "not an entry");
+  spit(entries[42].parent_path() / (entries[42].filename().string() + ".gate-tmp-AbC123"), "partial");
+
+  const auto before = upstream.requests();
+  Child child =
+      spawn_gate({"run", "--config", config.string(), "-j", "2", "--out", "out", "--quiet"}, tmp.path(), env);
+  while (upstream.requests() == before)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Prune over and over while the run still has calls to make; --temp-age 0
+  // removes the run's own writes in flight whenever it catches one.
+  int prunes_mid_run = 0;
+  while (upstream.requests() - before < 41 && prunes_mid_run < 500) {
+    Result prune = run_gate({"cache", "prune", "--dir", cache.string(), "--temp-age", "0"}, tmp.path());
+    INFO(prune.out << prune.err);
+    CHECK(prune.exit_code == 0);
+    ++prunes_mid_run;
+  }
+  Result r = finish(child);
+  INFO(r.err);
+  CHECK(prunes_mid_run >= 1);
+  CHECK(r.exit_code == 0);
+  // 40 missing and 1 corrupt entry are called; the rest replayed.
+  CHECK(upstream.requests() - before == 41);
+  const auto report = read_json(tmp.path() / "out" / "report.json");
+  CHECK(report.at("complete").as_bool());
+  CHECK(report.at("stats").at("errored_runs").as_int64() == 0);
+  CHECK(report.at("stats").at("cache_hits").as_int64() == 132 - 41);
+  CHECK(report.at("stats").at("overall") ==
+        read_json(tmp.path() / "rec" / "report.json").at("stats").at("overall"));
+
+  Result prune = run_gate({"cache", "prune", "--dir", cache.string(), "--temp-age", "0"}, tmp.path());
+  CHECK(prune.exit_code == 0);
+  Result verify = run_gate({"cache", "verify", "--dir", cache.string()}, tmp.path());
+  CHECK(verify.exit_code == 0);
+  CHECK(verify.out.find("all entries verify") != std::string::npos);
+  // A prune that judged the corrupt file before the run replaced it may
+  // remove the fresh entry: the next run in replay mode records exactly what
+  // is missing, and finishes.
+  const std::size_t left = count_entries(cache);
+  CHECK(left >= 131);
+  const auto again = upstream.requests();
+  Result rerun = run_gate({"run", "--config", config.string(), "--out", "again", "--quiet"}, tmp.path(), env);
+  CHECK(rerun.exit_code == 0);
+  CHECK(upstream.requests() - again == 132 - left);
+}
+
+namespace {
+
+// True when this process can create a file in `dir` despite its mode (root).
+bool mode_is_ignored(const fs::path& dir) {
+  const fs::path probe = dir / "probe";
+  FILE* f = std::fopen(probe.c_str(), "w");
+  if (f == nullptr) return false;
+  std::fclose(f);
+  fs::remove(probe);
+  return true;
+}
+
+} // namespace
+
+TEST_CASE(
+    "rel-13: a full disk under gate run and gate baseline update: exit 3 naming the path, files intact") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path()); // replay-only from the demo cache: no upstream
+  Result first = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path());
+  REQUIRE(first.exit_code == 0);
+  const fs::path report = tmp.path() / "out" / "report.json";
+  const fs::path baseline = tmp.path() / "baseline.json";
+  fs::copy_file(report, baseline);
+  // A different report to promote, so that the update has bytes to write.
+  Result second = run_gate({"run", "--config", config.string(), "--out", "next", "--quiet"}, tmp.path());
+  REQUIRE(second.exit_code == 0);
+  const std::string report_bytes = slurp(report), baseline_bytes = slurp(baseline);
+
+  for (const char* fault : {"enospc", "eio"}) {
+    CAPTURE(fault);
+    const std::string why = std::string(fault) == "enospc" ? "No space left on device" : "Input/output error";
+    const std::map<std::string, std::string> env{{"GATE_TEST_FAULT_WRITE", fault}};
+    Result run = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path(), env);
+    INFO(run.err);
+    CHECK(run.exit_code == 3);
+    CHECK(has(run.err, "cannot write " + (fs::path("out") / "report.json").string() + ": " + why));
+    CHECK(slurp(report) == report_bytes);
+
+    Result update =
+        run_gate({"baseline", "update", "--report", "next/report.json", "--baseline", "baseline.json"},
+                 tmp.path(), env);
+    INFO(update.out << update.err);
+    CHECK(update.exit_code == 3);
+    CHECK(has(update.err, "cannot write baseline.json: " + why));
+    CHECK(slurp(baseline) == baseline_bytes);
+    CHECK(temp_files_below(tmp.path()).empty());
+  }
+  // The seam refuses a value it does not know instead of writing normally.
+  Result typo = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path(),
+                         {{"GATE_TEST_FAULT_WRITE", "enospc!"}});
+  CHECK(typo.exit_code == 3);
+  CHECK(has(typo.err, "GATE_TEST_FAULT_WRITE"));
+  CHECK(slurp(report) == report_bytes);
+  // Without the fault the same commands write.
+  Result update = run_gate(
+      {"baseline", "update", "--report", "next/report.json", "--baseline", "baseline.json"}, tmp.path());
+  CHECK(update.exit_code == 0);
+  CHECK(slurp(baseline) == slurp(tmp.path() / "next" / "report.json"));
+}
+
+TEST_CASE("rel-13: a read-only report directory: exit 3 naming the path, the previous report intact") {
+  TempDir tmp;
+  fs::path config = copy_demo(tmp.path());
+  Result first = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path());
+  REQUIRE(first.exit_code == 0);
+  const fs::path out = tmp.path() / "out";
+  const std::string report_bytes = slurp(out / "report.json");
+  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  // As root the mode is not enforced: the seam refuses the write as the
+  // kernel would for anyone else.
+  std::map<std::string, std::string> env;
+  if (mode_is_ignored(out)) env["GATE_TEST_FAULT_WRITE"] = "eacces";
+  Result run = run_gate({"run", "--config", config.string(), "--out", "out", "--quiet"}, tmp.path(), env);
+  fs::permissions(out, fs::perms::owner_all, fs::perm_options::add);
+  INFO(run.err);
+  CHECK(run.exit_code == 3);
+  CHECK(has(run.err, "cannot write " + (fs::path("out") / "report.json").string() + ": Permission denied"));
+  CHECK(slurp(out / "report.json") == report_bytes);
+  CHECK(temp_files_below(tmp.path()).empty());
 }

@@ -291,3 +291,16 @@ TEST_CASE("10,000 failing tasks with hostile text stay under 1 MiB, with an expl
   CHECK(has(md, "<details><summary>10000 failing and flaky tasks</summary>"));
   check_tables(md);
 }
+
+TEST_CASE("a resumed report says how many runs came from the interrupted run") {
+  Report r = sample();
+  CHECK_FALSE(has(render::report_markdown(r), "Resumed"));
+  r.resumed = report::Resumed{"2026-01-01T00:00:00Z|<b>", 7};
+  std::string md = render::report_markdown(r);
+  CHECK(has(
+      md,
+      "\n\nResumed: 7 of 12 runs came from the interrupted run of 2026-01-01T00:00:00Z\\|&lt;b&gt;.\n\n"));
+  r.resumed->runs = 812;
+  r.stats.total_runs = 1234567;
+  CHECK(has(render::report_markdown(r), "Resumed: 812 of 1,234,567 runs came from"));
+}

@@ -641,3 +641,33 @@ TEST_CASE("a summary read drops what passed runs need not keep, and nothing else
     CHECK(contains(e.what(), "base.json: task \"a\" run 0: \"passed\" is true but check"));
   }
 }
+
+TEST_CASE("resumed: written after incomplete_reason only when set, read back, validated") {
+  Report r = sample();
+  CHECK_FALSE(contains(report::to_json(r), "resumed"));
+  CHECK_FALSE(report::from_json(report::to_json(r), "mem.json").resumed.has_value());
+
+  r.resumed = report::Resumed{"2026-01-02T02:00:00Z", 5};
+  const std::string text = report::to_json(r);
+  CHECK(contains(text, "\n\"incomplete_reason\": \"\",\n\"resumed\": "
+                       "{\"from_started_at\":\"2026-01-02T02:00:00Z\",\"runs\":5},\n\"stats\": {"));
+  Report back = report::from_json(text, "mem.json");
+  REQUIRE(back.resumed.has_value());
+  CHECK(back.resumed->from_started_at == "2026-01-02T02:00:00Z");
+  CHECK(back.resumed->runs == 5);
+  check_same(r, back);
+  CHECK(report::to_json(back) == text);
+
+  const std::string obj = "{\"from_started_at\":\"2026-01-02T02:00:00Z\",\"runs\":5}";
+  CHECK(error_of(replaced(text, "\"runs\":5}", "\"runs\":-5}")) ==
+        "base.json: resumed: field \"runs\" must be >= 0");
+  CHECK(error_of(replaced(text, "\"runs\":5}", "\"runs\":\"5\"}")) ==
+        "base.json: resumed: field \"runs\" must be an integer");
+  CHECK(error_of(replaced(text, "\"runs\":5}", "\"runs\":[5]}")) ==
+        "base.json: resumed: field \"runs\" must be an integer");
+  CHECK(error_of(replaced(text, ",\"runs\":5}", "}")) == "base.json: resumed: missing field \"runs\"");
+  CHECK(error_of(replaced(text, "\"runs\":5}", "\"runs\":5,\"x\":1}")) ==
+        "base.json: resumed: unknown field \"x\"");
+  CHECK(error_of(replaced(text, obj, "7")) == "base.json: field \"resumed\" must be an object");
+  CHECK(contains(error_of(replaced(text, obj, obj + ",\"resumed\":" + obj)), "duplicate key \"resumed\""));
+}

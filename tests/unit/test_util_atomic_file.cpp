@@ -1,0 +1,136 @@
+#include <doctest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gate/util/atomic_file.hpp>
+#include <gate/util/error.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("gate-atomic-" + std::to_string(::getpid()));
+  ScratchDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+std::vector<fs::path> temp_files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(gate::AtomicFile::k_temp_marker) != std::string::npos)
+      out.push_back(e.path());
+  return out;
+}
+
+// Runs `body` in a child process with GATE_TEST_FAULT_WRITE=`fault`, so that
+// the variable never leaks into other tests, and returns its exit status.
+template <class F> int in_child_with_fault(const char* fault, F body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("GATE_TEST_FAULT_WRITE", fault, 1);
+    int code = 99;
+    try {
+      code = body();
+    } catch (...) {
+      code = 98;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// 0 when writing `target` fails with Error(cannot_run) "cannot write
+// <target>: <why>"; another number says what went wrong.
+int fails_naming(const fs::path& target, const std::string& why) {
+  try {
+    gate::write_file_atomically(target, "new content");
+  } catch (const gate::Error& e) {
+    if (e.code() != gate::Exit::cannot_run) return 2;
+    return std::string(e.what()) == "cannot write " + target.string() + ": " + why ? 0 : 3;
+  }
+  return 1;
+}
+
+} // namespace
+
+TEST_CASE("atomic file: a temp file removed before the rename is reported, then written again") {
+  ScratchDir dir;
+  const fs::path target = dir.path / "entry";
+  gate::write_file_atomically(target, "old");
+  {
+    gate::AtomicFile f(target);
+    f.write("new");
+    auto temps = temp_files_in(dir.path);
+    REQUIRE(temps.size() == 1);
+    fs::remove(temps[0]); // what `gate cache prune --temp-age 0` does to a write in flight
+    CHECK_FALSE(f.commit_unless_vanished());
+  }
+  CHECK(gate::read_file(target) == "old");
+  {
+    gate::AtomicFile f(target);
+    f.write("new");
+    fs::remove(temp_files_in(dir.path).at(0));
+    try {
+      f.commit();
+      FAIL("expected an error");
+    } catch (const gate::Error& e) {
+      CHECK(e.code() == gate::Exit::cannot_run);
+      CHECK(std::string(e.what()).rfind("cannot write " + target.string() + ": its temp file ", 0) == 0);
+    }
+  }
+  // A vanished directory is not a vanished temp file: an error, not false.
+  {
+    const fs::path sub = dir.path / "sub";
+    fs::create_directories(sub);
+    gate::AtomicFile f(sub / "x");
+    f.write("y");
+    fs::remove_all(sub);
+    CHECK_THROWS_AS(f.commit_unless_vanished(), gate::Error);
+  }
+  CHECK(temp_files_in(dir.path).empty());
+  gate::write_file_atomically(target, "new");
+  CHECK(gate::read_file(target) == "new");
+}
+
+TEST_CASE("atomic file: GATE_TEST_FAULT_WRITE fails writes as the OS would, leaving the old file") {
+  ScratchDir dir;
+  const fs::path target = dir.path / "report.json";
+  gate::write_file_atomically(target, "old");
+  CHECK(gate::injected_write_fault() == 0); // unset in the test process
+  CHECK(in_child_with_fault("enospc", [&] { return fails_naming(target, "No space left on device"); }) == 0);
+  CHECK(in_child_with_fault("eio", [&] { return fails_naming(target, "Input/output error"); }) == 0);
+  CHECK(in_child_with_fault("erofs", [&] { return fails_naming(target, "Read-only file system"); }) == 0);
+  CHECK(in_child_with_fault("eacces", [&] { return fails_naming(target, "Permission denied"); }) == 0);
+  // Empty content still fails: at commit, as a close would report it.
+  CHECK(in_child_with_fault("enospc", [&] {
+          try {
+            gate::write_file_atomically(target, "");
+          } catch (const gate::Error& e) {
+            return e.code() == gate::Exit::cannot_run ? 0 : 2;
+          }
+          return 1;
+        }) == 0);
+  CHECK(in_child_with_fault("enospc", [] { return gate::injected_write_fault() == ENOSPC ? 0 : 1; }) == 0);
+  // An unknown value is an error naming the variable, never a normal write.
+  CHECK(in_child_with_fault("full", [&] {
+          try {
+            gate::write_file_atomically(target, "new");
+          } catch (const gate::Error& e) {
+            return std::string(e.what()).find("GATE_TEST_FAULT_WRITE=full") != std::string::npos ? 0 : 2;
+          }
+          return 1;
+        }) == 0);
+  CHECK(gate::read_file(target) == "old");
+  CHECK(temp_files_in(dir.path).empty());
+}
