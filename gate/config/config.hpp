@@ -87,6 +87,7 @@ struct Config {
   int concurrency = 4;
   double token_band_pct = 25.0;
   bool include_polluted = false; // count route-polluted tasks in the consistency gap
+  std::filesystem::path agent_workdir; // agent tasks' work copies go here; "" = the system temp directory
   CacheConfig cache;
   Thresholds thresholds;
   std::filesystem::path baseline; // "" = none

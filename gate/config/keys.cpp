@@ -199,6 +199,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.token_band_pct; }, {.range = k_positive}));
   r.push_back(make("include_polluted", Kind::boolean, "count route-polluted tasks in the consistency gap",
       [](auto& c) -> auto& { return c.include_polluted; }));
+  r.push_back(make("agent.workdir", Kind::path, "where agent tasks get their work copies; \"\" or null = the system temp directory ($TMPDIR)",
+      [](auto& c) -> auto& { return c.agent_workdir; }, {.nullable = true}));
   r.push_back(make("cache.dir", Kind::path, "cache directory",
       [](auto& c) -> auto& { return c.cache.dir; }, {.extra = non_empty}));
   r.push_back(Row{});

@@ -8,9 +8,9 @@
 #include <string>
 #include <unistd.h>
 
-#include <tests/support/process_wait.hpp>
 #include <gate/agent/agent.hpp>
 #include <gate/agent/process.hpp>
+#include <tests/support/process_wait.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::agent;

@@ -149,6 +149,13 @@ TEST_CASE("relative paths resolve against the config file's directory") {
   CHECK(c.outputs.json == "report.json");          // names stay relative to outputs.dir
   CHECK(output_path(c.outputs, c.outputs.json) == s.dir / "ci/.gate/out/report.json");
   CHECK(output_path(c.outputs, "/tmp/x.json") == "/tmp/x.json");
+  CHECK(c.agent_workdir.empty()); // unset: the system temp directory
+
+  const fs::path with_workdir = s.write("ci/agents.yaml", "suite:\n  path: suites/demo\n"
+                                                         "model:\n  name: m\n"
+                                                         "agent:\n  workdir: work\n");
+  CHECK(load(with_workdir).agent_workdir == s.dir / "ci/work");
+  CHECK(load(with_workdir).origin.at("agent.workdir") == with_workdir.string() + ":6");
 }
 
 TEST_CASE("anthropic gets its own base URL and key variable unless the file sets them") {
