@@ -50,6 +50,9 @@ void prescan(std::string_view text, const std::string &where) {
   // collection before the document's root mapping has begun (",", "\"a\" ,",
   // "- a\n,"); once a "key:" is open it reports an error instead.
   bool mapping_open = false;
+  // It also loops on a ',' left of the root collection's column when the
+  // root is indented ("  a: 0\n,b: 1"); 0 = no content in this document yet.
+  std::size_t root_col = 0;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
@@ -101,11 +104,14 @@ void prescan(std::string_view text, const std::string &where) {
         comment = true;
       } else if (c == ',' && depth == 0 && !mapping_open) {
         fail(line, col, "',' before the first key; expected key: value lines");
+      } else if (c == ',' && depth == 0 && col < root_col) {
+        fail(line, col, "',' left of the first key's column; expected key: value lines");
       } else if (c == ':' && depth == 0 &&
                  (i + 1 == text.size() || blank(text[i + 1]) || text[i + 1] == '\n')) {
         mapping_open = true;
       } else if (c == '-' && prev == '\n' && text.substr(i, 3) == "---") {
         mapping_open = false; // a new document
+        root_col = 0;
       } else if ((c == '\'' || c == '"') && node_start) {
         quote = c;
         quote_line = line, quote_col = col;
@@ -119,7 +125,10 @@ void prescan(std::string_view text, const std::string &where) {
         --depth;
       }
     }
-    if (!comment && !blank(c)) last = c;
+    if (!comment && !blank(c)) {
+      last = c;
+      if (root_col == 0 && quote == 0 && depth == 0) root_col = col;
+    }
     prev = c;
     i += len;
     ++col;

@@ -1,9 +1,13 @@
 #include <doctest.h>
 
+#include <filesystem>
+
 #include <gate/config/config.hpp>
+#include <gate/util/atomic_file.hpp>
 
 #include "test_config_support.hpp"
 
+namespace fs = std::filesystem;
 using gate::config::test::k_minimal;
 using gate::config::test::load_error;
 
@@ -23,6 +27,24 @@ TEST_CASE("a ',' before the root mapping is an error, not a hang") {
   CHECK(load_error("- a\n,\n") == "gate.yaml:2:1: ',' before the first key; expected key: value lines");
   // A second document starts without a mapping again.
   CHECK(load_error(k_minimal + "---\n,\n").find(":6:1: ',' before the first key") != std::string::npos);
+}
+
+TEST_CASE("a ',' left of an indented root mapping is an error, not a hang") {
+  // The 60 s fuzz run's finding (now fuzz/corpus/config/regression-comma-left-of-root.yaml), reduced: the root mapping
+  // starts in column 3, then a line starts with ','.
+  CHECK(load_error("  a: 0\n,b: 3\n") ==
+        "gate.yaml:2:1: ',' left of the first key's column; expected key: value lines");
+  CHECK(load_error("  a: 0\n ,b: 3\n") ==
+        "gate.yaml:2:2: ',' left of the first key's column; expected key: value lines");
+  CHECK(load_error("  - a\n,\n") == "gate.yaml:2:1: ',' before the first key; expected key: value lines");
+  CHECK(load_error("# comment\n  model:\n    name: m\n,runs: 3\n") ==
+        "gate.yaml:4:1: ',' left of the first key's column; expected key: value lines");
+  // The whole finding.
+  const std::string finding = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
+                                              "fuzz/corpus/config/regression-comma-left-of-root.yaml");
+  CHECK(load_error(finding).find("',' left of the first key's column") != std::string::npos);
+  // At or right of the root's column it is yaml-cpp's ordinary error.
+  CHECK(load_error("  a: 0\n  ,b: 3\n").find("YAML syntax error") != std::string::npos);
 }
 
 TEST_CASE("a ',' after the first key is left to the YAML parser") {
