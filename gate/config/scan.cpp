@@ -53,6 +53,9 @@ void prescan(std::string_view text, const std::string &where) {
   // It also loops on a ',' left of the root collection's column when the
   // root is indented ("  a: 0\n,b: 1"); 0 = no content in this document yet.
   std::size_t root_col = 0;
+  // Inside an anchor, alias or tag ("&a:", "!t"): a ':' there is part of its
+  // name, not a key's, and a ',' after it still comes before the first key.
+  bool property = false;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
@@ -64,6 +67,7 @@ void prescan(std::string_view text, const std::string &where) {
       ++line, ++i;
       col = 1;
       comment = false;
+      property = false;
       indentation = true;
       prev = last = '\n';
       continue;
@@ -94,7 +98,10 @@ void prescan(std::string_view text, const std::string &where) {
       } else if (c == '"') {
         quote = 0;
       }
+    } else if (property && !blank(c) && std::string_view(",[]{}").find(c) == std::string_view::npos) {
+      // Still the property's name.
     } else {
+      property = false;
       // A quote or bracket starts a node only where a node can start: first
       // on the line, after "key:", "- ", "? " or inside a flow collection.
       // Elsewhere it is part of a plain scalar ("it's", "a[1]").
@@ -102,6 +109,8 @@ void prescan(std::string_view text, const std::string &where) {
           std::string_view("\n:-?[{,").find(last) != std::string_view::npos && (blank(prev) || prev == last);
       if (c == '#' && (blank(prev) || prev == '\n')) {
         comment = true;
+      } else if ((c == '&' || c == '!' || c == '*') && node_start) {
+        property = true;
       } else if (c == ',' && depth == 0 && !mapping_open) {
         fail(line, col, "',' before the first key; expected key: value lines");
       } else if (c == ',' && depth == 0 && col < root_col) {

@@ -47,6 +47,20 @@ TEST_CASE("a ',' left of an indented root mapping is an error, not a hang") {
   CHECK(load_error("  a: 0\n  ,b: 3\n").find("YAML syntax error") != std::string::npos);
 }
 
+TEST_CASE("a colon inside an anchor or tag name does not open the mapping") {
+  // The second 60 s fuzz run's finding (fuzz/corpus/config/regression-anchor-with-colon.yaml), reduced.
+  CHECK(load_error(" &a: ,b\n") == "gate.yaml:1:6: ',' before the first key; expected key: value lines");
+  CHECK(load_error("&a: ,b\n") == "gate.yaml:1:5: ',' before the first key; expected key: value lines");
+  CHECK(load_error(" !t: ,b\n") == "gate.yaml:1:6: ',' before the first key; expected key: value lines");
+  const std::string finding = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
+                                              "fuzz/corpus/config/regression-anchor-with-colon.yaml");
+  CHECK(load_error(finding).find("',' before the first key") != std::string::npos);
+  // An anchor on a value, and a key after an anchored one, still load or fail as yaml-cpp says.
+  gate::config::test::Scratch scratch;
+  CHECK(gate::config::load(scratch.write("gate.yaml", k_minimal + "runs: &r 3\n")).runs == 3);
+  CHECK(load_error("k: &a: ,b\n").find("YAML syntax error") != std::string::npos);
+}
+
 TEST_CASE("a ',' after the first key is left to the YAML parser") {
   // Inside flow collections and plain scalars a comma is ordinary text; a
   // stray one inside the mapping is yaml-cpp's syntax error, which it
