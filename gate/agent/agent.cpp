@@ -133,7 +133,12 @@ JobResult run_job(const Job& job, results::Run& out) {
     a.stderr_excerpt = redact(pr.err);
     if (!pr.started) {
       out.agent = a;
-      fail_run(out, pr.start_error);
+      // A bare name that is found nowhere: say where gate looked, the
+      // likeliest fix for the bundled example agent (built with gate).
+      const bool bare = spec.command.front().find('/') == std::string::npos;
+      fail_run(out, bare && ps.argv.front() == spec.command.front()
+                        ? pr.start_error + " (looked in PATH and next to the gate binary; build it, or give a path)"
+                        : pr.start_error);
     } else {
       const Tree fixture = read_tree(spec.fixture_dir);
       const Tree final = read_tree(work);
