@@ -39,9 +39,9 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-constexpr std::array<std::string_view, 12> k_fields = {"body",    "headers",  "key",         "latency_ms",
-                                                       "path",    "provider", "recorded_at", "replica",
-                                                       "request", "route",    "status",      "usage"};
+constexpr std::array<std::string_view, 13> k_fields = {
+    "body",        "event_ms", "headers", "key",   "latency_ms", "path", "provider",
+    "recorded_at", "replica",  "request", "route", "status",     "usage"};
 
 // ---- JSON with exact numbers ----
 
@@ -206,31 +206,40 @@ public:
   void write(std::string_view request, std::string_view route) {
     field(0);
     text("body", e_.body);
-    field(1);
+    if (!e_.event_ms.empty()) {
+      field(1);
+      std::string times = "[";
+      for (double ms : e_.event_ms) {
+        if (times.size() > 1) times += ',';
+        json::append_number(ms, times);
+      }
+      sink_.lit(times + "]");
+    }
+    field(2);
     headers();
     // The key is a hash computed here, never upstream text; redacting a
     // chance match of a secret's last 8 characters would only corrupt it.
-    field(2);
-    sink_.quoted(e_.key);
     field(3);
+    sink_.quoted(e_.key);
+    field(4);
     std::string number;
     json::append_number(std::isfinite(e_.latency_ms) ? e_.latency_ms : 0.0, number);
     sink_.lit(number);
-    field(4);
-    text("path", e_.path);
     field(5);
-    text("provider", e_.provider);
+    text("path", e_.path);
     field(6);
-    text("recorded_at", e_.recorded_at);
+    text("provider", e_.provider);
     field(7);
-    sink_.lit(std::to_string(e_.replica));
+    text("recorded_at", e_.recorded_at);
     field(8);
-    sink_.lit(request.empty() ? "null" : request);
+    sink_.lit(std::to_string(e_.replica));
     field(9);
-    sink_.lit(route.empty() ? "null" : route);
+    sink_.lit(request.empty() ? "null" : request);
     field(10);
-    sink_.lit(std::to_string(e_.status));
+    sink_.lit(route.empty() ? "null" : route);
     field(11);
+    sink_.lit(std::to_string(e_.status));
+    field(12);
     if (e_.usage) {
       sink_.lit("{\"completion_tokens\":" + std::to_string(e_.usage->second) +
                 ",\"prompt_tokens\":" + std::to_string(e_.usage->first) + "}");
@@ -315,20 +324,32 @@ bool digest_matches(std::string_view data, std::string_view hex) {
   return true;
 }
 
-// The version text after the magic prefix: "" when it is version 1, else the
-// reason to reject.
-std::string check_version(std::string_view v) {
+// The version text after the magic prefix: "" when this gate reads it (and
+// `version` is set), else the reason to reject.
+std::string check_version(std::string_view v, int& version) {
   bool digits = !v.empty() && v.size() <= 9 && v[0] != '0' &&
                 std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) return "unknown format version";
-  if (v == "1") return {};
+  version = std::stoi(std::string(v));
+  if (version <= k_format_version) return {};
   return "format version " + std::string(v) + " is newer than this gate (" +
          std::to_string(k_format_version) + ")";
 }
 
+// Event times as encode accepts and decode expects them.
+bool valid_event_times(const std::vector<double>& ms) {
+  double last = 0;
+  for (double t : ms) {
+    if (!std::isfinite(t) || t < last) return false;
+    last = t;
+  }
+  return true;
+}
+
 // Splits `bytes` into the checksummed part and the checksum line, or says
 // why it cannot. Nothing here looks inside the JSON.
-std::string check_frame(std::string_view bytes, std::string_view& covered, std::string_view& json_line) {
+std::string check_frame(std::string_view bytes, std::string_view& covered, std::string_view& json_line,
+                        int& version) {
   if (bytes.empty()) return "empty file";
   std::size_t nl1 = bytes.find('\n');
   std::string_view first = bytes.substr(0, nl1);
@@ -337,7 +358,8 @@ std::string check_frame(std::string_view bytes, std::string_view& covered, std::
     return "wrong magic";
   }
   if (nl1 == std::string_view::npos) return std::string(k_truncated);
-  if (std::string reason = check_version(first.substr(k_magic_prefix.size())); !reason.empty()) return reason;
+  if (std::string reason = check_version(first.substr(k_magic_prefix.size()), version); !reason.empty())
+    return reason;
 
   std::size_t nl2 = bytes.find('\n', nl1 + 1);
   if (nl2 == std::string_view::npos) return std::string(k_truncated);
@@ -427,6 +449,31 @@ struct Fields {
     }
     std::sort(out.begin(), out.end());
   }
+  // Optional: present exactly in version 2 entries.
+  void event_times(int version, std::vector<double>& out) {
+    if (!reason.empty()) return;
+    const auto* v = o.if_contains("event_ms");
+    if (v == nullptr) {
+      if (version >= 2) reason = "missing field event_ms (format version 2)";
+      return;
+    }
+    if (version < 2) {
+      reason = "field event_ms needs format version 2";
+      return;
+    }
+    const auto* a = v->if_array();
+    if (a != nullptr)
+      for (const auto& t : *a) {
+        if (auto i = integer(t))
+          out.push_back(static_cast<double>(*i));
+        else if (t.is_double())
+          out.push_back(t.get_double());
+        else
+          break;
+      }
+    if (a == nullptr || a->empty() || out.size() != a->size() || !valid_event_times(out))
+      wrong("event_ms", "a non-empty list of non-decreasing milliseconds");
+  }
   void usage(std::optional<std::pair<std::int64_t, std::int64_t>>& out) {
     const auto* v = get("usage");
     if (v == nullptr || v->is_null()) return;
@@ -457,8 +504,9 @@ std::string encode(const Entry& e) {
   const std::string route = canonical_json_text(e, "route", e.route);
   std::string out;
   out.reserve(300 + e.body.size() + request.size() + route.size());
+  if (!valid_event_times(e.event_ms)) unrecordable(e, "event times must be finite, >= 0 and non-decreasing");
   out += k_magic_prefix;
-  out += std::to_string(k_format_version);
+  out += e.event_ms.empty() ? '1' : '2';
   out += '\n';
   Append sink{out};
   LineWriter<Append>(e, true, sink).write(request, route);
@@ -473,7 +521,8 @@ std::string encode(const Entry& e) {
 DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   DecodeResult r;
   std::string_view covered, json_line;
-  r.reason = check_frame(bytes, covered, json_line);
+  int version = 0;
+  r.reason = check_frame(bytes, covered, json_line, version);
   if (!r.reason.empty()) return r;
 
   // The checksum already vouches for these bytes: a plain, fast parse into a
@@ -501,6 +550,7 @@ DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   if (f.reason.empty() && !expected_key.empty() && e.key != expected_key)
     f.reason = "key does not match file name";
   f.text("body", e.body);
+  f.event_times(version, e.event_ms);
   f.headers(e.headers);
   f.number("latency_ms", e.latency_ms);
   f.text("path", e.path);

@@ -13,9 +13,9 @@ namespace gate::cache {
 // content, so a team can commit its cache):
 //
 //   entry    := magic "\n" json "\n" "sha256 " hex64 "\n"
-//   magic    := "gate-cache " version        version := "1"
+//   magic    := "gate-cache " version        version := "1" | "2"
 //   json     := one line of canonical JSON (sorted keys, no whitespace):
-//               {"body": string, "headers": {name: value},
+//               {"body": string, ["event_ms": [number, ...],] "headers": {name: value},
 //                "key": hex64, "latency_ms": number, "path": string,
 //                "provider": string, "recorded_at": string,
 //                "replica": int, "request": json | null,
@@ -23,6 +23,10 @@ namespace gate::cache {
 //                "usage": {"completion_tokens": int, "prompt_tokens": int} | null}
 //   hex64    := lowercase sha256 of magic "\n" json "\n"
 //
+// `event_ms` is there exactly when the entry has event times, and then the
+// version is 2; an entry without them is version 1 and byte for byte what
+// gate wrote before event times existed, so an old cache stays valid and an
+// older gate says "newer than this gate" rather than misreading one.
 // `request` and `route` hold the canonical form of Entry::request/route;
 // null stands for an empty string. Header names are lowercase, sorted, and
 // only those header_allowed() accepts; a repeated name is joined with ", ".
@@ -40,15 +44,20 @@ struct Entry {
   int replica = 0;
   std::string request; // canonical JSON of the redacted request body
   int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers;   // allow-listed, lowercase names, sorted
-  std::string body;                                           // redacted response body
+  std::vector<std::pair<std::string, std::string>> headers; // allow-listed, lowercase names, sorted
+  std::string body;                                         // redacted response body
+  // For a recorded stream: when each server-sent event ended (ms after the
+  // request went upstream, non-decreasing), so a replay can pace them.
+  std::vector<double> event_ms;
   std::optional<std::pair<std::int64_t, std::int64_t>> usage; // prompt, completion
   double latency_ms = 0;
   std::string recorded_at; // ISO 8601 UTC
   std::string route;       // canonical JSON of the route
 };
 
-inline constexpr int k_format_version = 1;
+// The newest version this gate reads and writes (2 only for entries with
+// event times).
+inline constexpr int k_format_version = 2;
 
 // The bytes of `e` in the format above. Every text field passes through
 // gate::redact() once more (the caller should already have redacted), the

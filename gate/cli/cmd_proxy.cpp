@@ -15,24 +15,33 @@ int cmd_proxy(const Args& args) {
       "config,c", po::value<std::string>()->default_value("gate.yaml"), "the gate.yaml (model, cache)")(
       "port", po::value<int>()->default_value(0), "port on 127.0.0.1 (0 = a free one)")(
       "mode", po::value<std::string>(), "cache mode: replay | replay-only | record | off")(
-      "threads", po::value<int>()->default_value(4), "requests handled at once (1..64)");
+      "threads", po::value<int>()->default_value(4), "requests handled at once (1..64)")(
+      "replay-timing", po::value<std::string>()->default_value("none"),
+      "how answers from the cache are timed: none (at once) | recorded (each streamed event when it "
+      "came, a plain answer after its recorded latency) | scaled:X (recorded times x X)");
   po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate proxy [--config gate.yaml] [--port N] [--mode MODE]")) return 0;
+  if (!parse_options(args, desc, vm,
+                     "gate proxy [--config gate.yaml] [--port N] [--mode MODE] [--replay-timing "
+                     "none|recorded|scaled:X]"))
+    return 0;
   const int port = vm["port"].as<int>();
   if (port < 0 || port > 65535)
     throw Error(Exit::bad_input, "--port: expected 0..65535, got " + std::to_string(port));
   const int threads = vm["threads"].as<int>();
   if (threads < 1 || threads > 64)
     throw Error(Exit::bad_input, "--threads: expected 1..64, got " + std::to_string(threads));
+  const proxy::ReplayTiming timing = proxy::parse_replay_timing(vm["replay-timing"].as<std::string>());
   config::Overrides o;
   if (vm.count("mode")) o.mode = vm["mode"].as<std::string>();
   config::Config cfg = load_config(vm["config"].as<std::string>(), o);
 
   install_stop_handlers();
   proxy::Server server(cfg);
+  server.pace_replays(timing);
   server.start(static_cast<unsigned short>(port), threads);
   std::cout << "listening on http://127.0.0.1:" << server.port() << " (cache "
-            << config::to_string(cfg.cache.mode) << ", " << cfg.cache.dir.string() << ")" << std::endl;
+            << config::to_string(cfg.cache.mode) << ", " << cfg.cache.dir.string() << ", replay timing "
+            << proxy::to_string(timing) << ")" << std::endl;
   while (!stop_requested())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.stop();

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include <gate/model/api.hpp>
 #include <gate/net/http_client.hpp>
@@ -15,6 +17,9 @@ struct FetchRequest {
   std::string body;      // sent when not empty (Content-Length is set)
   double timeout_s = 30; // the whole request
   std::string ca_file;   // extra trust anchors (PEM); empty = the system store only
+  // When set, sees each piece of the response body as it arrives, before
+  // redaction: for timing a stream, never for keeping its text.
+  std::function<void(std::string_view piece)> on_body = {};
 };
 
 // One request, no retry. Same rules as make_http_client: https verified

@@ -5,12 +5,14 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <thread>
 
 #include <gate/net/fetch.hpp>
+#include <gate/proxy/paced_write.hpp>
 #include <gate/proxy/route.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
@@ -79,7 +81,7 @@ int Server::next_occurrence(const std::string& scope, const std::string& canonic
 
 Reply Server::forward(const std::string& method, const std::string& upstream_path,
                       const std::vector<std::pair<std::string, std::string>>& headers,
-                      const std::string& body) {
+                      const std::string& body, EventClock* clock) {
   if (key_.empty())
     return error_reply(502, "api_error",
                        "gate proxy: $" + cfg_.model.api_key_env +
@@ -100,6 +102,13 @@ Reply Server::forward(const std::string& method, const std::string& upstream_pat
   }
   if (!body.empty()) f.headers.emplace_back("content-type", "application/json");
   f.body = body;
+  if (clock != nullptr) {
+    f.on_body = [clock, started = std::chrono::steady_clock::now()](std::string_view piece) {
+      clock->feed(
+          piece,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    };
+  }
   model::ApiResponse a = net::fetch(f);
   if (a.status == 0) return error_reply(502, "api_error", "gate proxy: upstream " + a.body);
   Reply r;
@@ -167,6 +176,7 @@ Reply Server::answer(const std::string& method, const Target& t,
       r.content_type = stream ? "text/event-stream" : "application/json";
       for (const auto& [n, v] : hit.entry->headers)
         if (n == "content-type") r.content_type = v;
+      r.steps = plan_replay(r.body, hit.entry->event_ms, hit.entry->latency_ms, timing_);
       seen.cache_hit = true;
       return r;
     }
@@ -180,7 +190,8 @@ Reply Server::answer(const std::string& method, const Target& t,
   }
 
   const auto started = std::chrono::steady_clock::now();
-  Reply r = forward("POST", t.upstream_path, headers, body);
+  EventClock clock;
+  Reply r = forward("POST", t.upstream_path, headers, body, stream ? &clock : nullptr);
   if (mode == config::CacheMode::off || r.status < 200 || r.status >= 300) return r;
   cache::Entry e;
   e.key = key;
@@ -191,6 +202,10 @@ Reply Server::answer(const std::string& method, const Target& t,
   e.status = r.status;
   e.headers.emplace_back("content-type", r.content_type);
   e.body = r.body;
+  // Microseconds are finer than any network: more digits would only make
+  // the cache file longer.
+  for (double ms : clock.ms)
+    e.event_ms.push_back(std::round(ms * 1000) / 1000);
   e.latency_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   e.recorded_at = utc_now_iso();
@@ -236,6 +251,7 @@ public:
 
 private:
   void respond() {
+    const auto received = std::chrono::steady_clock::now();
     auto& req = parser_->get();
     Reply r;
     try {
@@ -244,23 +260,25 @@ private:
     } catch (const std::exception& e) {
       r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
     }
-    res_ = {static_cast<http::status>(r.status), req.version()};
-    res_.set(http::field::content_type, r.content_type);
-    res_.keep_alive(req.keep_alive());
-    res_.body() = std::move(r.body);
-    res_.prepare_payload();
-    http::async_write(sock_, res_, [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-      if (!ec && self->res_.keep_alive()) return self->read();
-      boost::system::error_code ignored;
-      self->sock_.shutdown(tcp::socket::shutdown_both, ignored);
-    });
+    http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
+    res.set(http::field::content_type, r.content_type);
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(r.body);
+    res.prepare_payload();
+    std::make_shared<PacedWrite<tcp::socket>>(
+        sock_, std::move(res), std::move(r.steps), received,
+        [self = shared_from_this(), keep = req.keep_alive()](boost::system::error_code ec) {
+          if (!ec && keep) return self->read();
+          boost::system::error_code ignored;
+          self->sock_.shutdown(tcp::socket::shutdown_both, ignored);
+        })
+        ->run();
   }
 
   tcp::socket sock_;
   Server& server_;
   boost::beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
 };
 
 void accept_next(tcp::acceptor& acceptor, Server& server) {

@@ -10,6 +10,7 @@
 
 #include <gate/cache/store.hpp>
 #include <gate/config/config.hpp>
+#include <gate/proxy/pacing.hpp>
 #include <gate/proxy/route.hpp>
 
 namespace gate::proxy {
@@ -19,6 +20,7 @@ struct Reply {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::vector<Step> steps; // how to pace a replayed answer; empty = at once
 };
 
 // What the proxy did with one request in a /t/<task>/r/<run> scope, as an
@@ -52,6 +54,9 @@ public:
   // thread-safe). Set before start().
   void observe(std::function<void(const Observation&)> observer) { observer_ = std::move(observer); }
 
+  // How answers from the cache are timed (default: at once). Set before start().
+  void pace_replays(ReplayTiming t) { timing_ = t; }
+
   // Binds 127.0.0.1:port (0 = a free one) and starts serving on `threads`.
   // Throws Error(cannot_run) when it cannot bind.
   void start(unsigned short port, int threads = 4);
@@ -67,14 +72,17 @@ private:
   Reply answer(const std::string& method, const Target& t,
                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
                Observation& seen);
+  // `clock`, when given, times the events of a streamed answer.
   Reply forward(const std::string& method, const std::string& upstream_path,
-                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body);
+                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+                EventClock* clock = nullptr);
   int next_occurrence(const std::string& scope, const std::string& canonical_body);
 
   config::Config cfg_;
   cache::Store store_;
   std::string key_; // the real API key; never logged, never stored
   unsigned short port_ = 0;
+  ReplayTiming timing_;
   std::function<void(const Observation&)> observer_;
   std::mutex mutex_;
   std::map<std::string, int> seen_; // scope path + body -> requests so far; guarded by mutex_

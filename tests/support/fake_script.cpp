@@ -83,10 +83,12 @@ void clear_network_env() {
 Script parse_script(const std::string& json_text, const std::string& where) {
   boost::json::value v = json::parse_strict(json_text, where);
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"latency_ms", "rules", "faults", "prefix", "models"}, where);
+  check_keys(o, {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models"}, where);
   Script s;
   if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
   if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
+  if (o.contains("event_gap_ms")) s.event_gap_ms = json::get_number(o, "event_gap_ms", where);
+  if (s.event_gap_ms < 0) throw_bad_input(where + ": \"event_gap_ms\" must not be negative");
   s.prefix = optional_string(o, "prefix", where);
   if (o.contains("models"))
     for (const auto& m : array_field(o, "models", where)) {

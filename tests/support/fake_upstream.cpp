@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -16,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include <gate/proxy/paced_write.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 
@@ -127,8 +127,7 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 template <class Stream> class Session : public std::enable_shared_from_this<Session<Stream>> {
 public:
   template <class... Args>
-  Session(Service& service, Args&&... args)
-      : stream_(std::forward<Args>(args)...), timer_(stream_.get_executor()), service_(service) {}
+  Session(Service& service, Args&&... args) : stream_(std::forward<Args>(args)...), service_(service) {}
 
   void start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -178,19 +177,29 @@ private:
     res_.body() = std::move(out.body);
     res_.keep_alive(req.keep_alive());
     res_.prepare_payload();
-    if (service_.script.latency_ms <= 0) return write();
-    // A timer, not a sleep: other connections on this thread keep going.
-    timer_.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(
-        std::chrono::duration<double, std::milli>(service_.script.latency_ms)));
-    timer_.async_wait([self = this->shared_from_this()](beast::error_code) { self->write(); });
-  }
-
-  void write() {
+    // The proxy's paced writer (timers, not sleeps: other connections on
+    // this thread keep going) adds the latency and the event gaps.
+    const Script& script = service_.script;
+    std::vector<gate::proxy::Step> steps;
+    if (script.event_gap_ms > 0 && out.content_type == "text/event-stream") {
+      double at = script.latency_ms;
+      for (std::size_t end : gate::proxy::event_ends(res_.body())) {
+        steps.push_back({end, at});
+        at += script.event_gap_ms;
+      }
+    }
+    if (steps.empty() || steps.back().end < res_.body().size())
+      steps.push_back({res_.body().size(), steps.empty() ? script.latency_ms : steps.back().at_ms});
+    if (steps.size() == 1 && steps[0].at_ms <= 0) steps.clear();
     beast::get_lowest_layer(stream_).expires_after(k_idle_timeout);
-    http::async_write(stream_, res_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec || !self->res_.keep_alive()) return self->close();
-      self->read();
-    });
+    const bool keep = res_.keep_alive();
+    std::make_shared<gate::proxy::PacedWrite<Stream>>(
+        stream_, std::move(res_), std::move(steps), std::chrono::steady_clock::now(),
+        [self = this->shared_from_this(), keep](beast::error_code ec) {
+          if (ec || !keep) return self->close();
+          self->read();
+        })
+        ->run();
   }
 
   // Without TLS close_notify: clients must cope with peers that do this.
@@ -202,7 +211,6 @@ private:
   }
 
   Stream stream_;
-  asio::steady_timer timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;

@@ -51,6 +51,9 @@ struct Script {
   std::vector<Rule> rules;   // first match wins; no match → "echo: <message>"
   std::vector<Fault> faults; // checked before rules
   double latency_ms = 0;     // added before every response
+  // When > 0, a streamed answer goes out one server-sent event at a time
+  // (chunked), the first after latency_ms and each next this much later.
+  double event_gap_ms = 0;
   // When set, only the routes right below this prefix exist ("/v1":
   // /v1/chat/completions answers, /chat/completions and
   // /v1/v1/chat/completions are 404s), as on a real provider.
@@ -60,7 +63,7 @@ struct Script {
   std::vector<std::string> models = {};
 };
 
-// Reads a script from JSON: {"latency_ms": n, "rules": [{"match", "answers"}],
+// Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers"}],
 // "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms"}],
 // "prefix": "/v1", "models": ["a", "b"]}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys

@@ -38,7 +38,7 @@ Entry sample() {
 }
 
 // A well-framed entry around any JSON line: magic, line, correct checksum.
-std::string frame(const std::string &json, const std::string &magic = "gate-cache 1") {
+std::string frame(const std::string& json, const std::string& magic = "gate-cache 1") {
   std::string covered = magic + "\n" + json + "\n";
   return covered + "sha256 " + gate::sha256_hex(covered) + "\n";
 }
@@ -49,7 +49,7 @@ std::string reason_of(std::string_view bytes, std::string_view key = k_key) {
   return r.reason;
 }
 
-void check_equal(const Entry &a, const Entry &b) {
+void check_equal(const Entry& a, const Entry& b) {
   CHECK(a.key == b.key);
   CHECK(a.provider == b.provider);
   CHECK(a.path == b.path);
@@ -62,6 +62,7 @@ void check_equal(const Entry &a, const Entry &b) {
   CHECK(a.latency_ms == b.latency_ms);
   CHECK(a.recorded_at == b.recorded_at);
   CHECK(a.route == b.route);
+  CHECK(a.event_ms == b.event_ms);
 }
 
 } // namespace
@@ -105,12 +106,61 @@ TEST_CASE("encode: exact layout of a small entry") {
   CHECK_FALSE(r.entry->usage.has_value());
 }
 
+TEST_CASE("event times: only in version 2, exact layout, round trip") {
+  Entry e;
+  e.key = k_key;
+  e.provider = "p";
+  e.path = "/x";
+  e.body = "data: a\n\ndata: b\n\n";
+  e.latency_ms = 40;
+  e.recorded_at = "t";
+  // Without event times the entry is version 1, as before they existed.
+  CHECK(encode(e).starts_with("gate-cache 1\n{\"body\":"));
+  CHECK(encode(e).find("event_ms") == std::string::npos);
+
+  e.event_ms = {12.5, 12.5, 39};
+  const std::string json =
+      R"({"body":"data: a\n\ndata: b\n\n","event_ms":[12.5,12.5,39],"headers":{},"key":")" + k_key +
+      R"(","latency_ms":40,"path":"/x","provider":"p","recorded_at":"t","replica":0,)"
+      R"("request":null,"route":null,"status":200,"usage":null})";
+  const std::string bytes = encode(e);
+  CHECK(bytes == frame(json, "gate-cache 2"));
+  auto r = decode(bytes, k_key);
+  REQUIRE_MESSAGE(r.entry.has_value(), r.reason);
+  check_equal(*r.entry, e);
+  CHECK(encode(*r.entry) == bytes);
+
+  // The field and the version go together.
+  CHECK(reason_of(frame(json, "gate-cache 1")) == "field event_ms needs format version 2");
+  std::string without = json;
+  without.erase(without.find(R"("event_ms")"), std::string(R"("event_ms":[12.5,12.5,39],)").size());
+  CHECK(reason_of(frame(without, "gate-cache 2")) == "missing field event_ms (format version 2)");
+  const std::string bad = "field event_ms must be a non-empty list of non-decreasing milliseconds";
+  for (const char* times : {"[]", "[3,2]", "[-1]", "[1,\"2\"]", "{}", "null", "[[1]]"}) {
+    CAPTURE(times);
+    std::string j = json;
+    j.replace(j.find("[12.5,12.5,39]"), 14, times);
+    CHECK(reason_of(frame(j, "gate-cache 2")) == bad);
+  }
+  // Spelled otherwise than encode would (12.50): not canonical.
+  std::string spelled = json;
+  spelled.replace(spelled.find("12.5,"), 5, "12.50,");
+  CHECK(reason_of(frame(spelled, "gate-cache 2")) == "not in canonical form (field event_ms)");
+
+  // Encode refuses times it could not read back.
+  for (std::vector<double> times : {std::vector<double>{2, 1}, std::vector<double>{-0.5},
+                                    std::vector<double>{std::numeric_limits<double>::quiet_NaN()}}) {
+    e.event_ms = times;
+    CHECK_THROWS_AS(encode(e), gate::Error);
+  }
+}
+
 TEST_CASE("rel-02: only allow-listed headers are stored") {
   using gate::cache::header_allowed;
-  for (const char *ok : {"content-type", "x-request-id", "request-id", "openai-processing-ms",
+  for (const char* ok : {"content-type", "x-request-id", "request-id", "openai-processing-ms",
                          "anthropic-request-id", "Content-Type"})
     CHECK_MESSAGE(header_allowed(ok), ok);
-  for (const char *no : {"authorization", "Authorization", "x-api-key", "api-key", "cookie", "set-cookie",
+  for (const char* no : {"authorization", "Authorization", "x-api-key", "api-key", "cookie", "set-cookie",
                          "openai-organization", "anthropic-organization-id", "proxy-authorization",
                          "x-unknown", "", "content-type "})
     CHECK_FALSE_MESSAGE(header_allowed(no), no);
@@ -177,10 +227,10 @@ TEST_CASE("rel-11: wrong magic, future and unknown versions") {
   CHECK(reason_of("GATE-cache 1\n{}\n") == "wrong magic");
   CHECK(reason_of("\x89PNG\r\n") == "wrong magic");
   std::string future = bytes;
-  future[11] = '2';
-  CHECK(reason_of(future) == "format version 2 is newer than this gate (1)");
+  future[11] = '3';
+  CHECK(reason_of(future) == "format version 3 is newer than this gate (2)");
   // A future version's checksum line may look different: not looked at.
-  CHECK(reason_of("gate-cache 17\nanything\n") == "format version 17 is newer than this gate (1)");
+  CHECK(reason_of("gate-cache 17\nanything\n") == "format version 17 is newer than this gate (2)");
   CHECK(reason_of(frame("{}", "gate-cache 0")) == "unknown format version");
   CHECK(reason_of(frame("{}", "gate-cache x")) == "unknown format version");
   CHECK(reason_of(frame("{}", "gate-cache 01")) == "unknown format version");
@@ -212,23 +262,23 @@ std::vector<std::pair<std::string, std::string>> fields() {
           {"usage", R"({"completion_tokens":2,"prompt_tokens":1})"}};
 }
 
-std::string json_line(const std::vector<std::pair<std::string, std::string>> &f) {
+std::string json_line(const std::vector<std::pair<std::string, std::string>>& f) {
   std::string out = "{";
-  for (const auto &[name, value] : f)
+  for (const auto& [name, value] : f)
     out += (out.size() > 1 ? ",\"" : "\"") + name + "\":" + value;
   return out + "}";
 }
 
-std::string with(const std::string &field, const std::string &value) {
+std::string with(const std::string& field, const std::string& value) {
   auto f = fields();
-  for (auto &[name, v] : f)
+  for (auto& [name, v] : f)
     if (name == field) v = value;
   return frame(json_line(f));
 }
 
-std::string without(const std::string &field) {
+std::string without(const std::string& field) {
   auto f = fields();
-  std::erase_if(f, [&](const auto &kv) { return kv.first == field; });
+  std::erase_if(f, [&](const auto& kv) { return kv.first == field; });
   return frame(json_line(f));
 }
 
@@ -239,7 +289,7 @@ TEST_CASE("well-framed but malformed JSON is rejected with the field") {
   CHECK(reason_of(frame("{not json")) == "invalid JSON");
   CHECK(reason_of(frame("[1,2]")) == "invalid JSON");
 
-  for (const auto &[name, value] : fields())
+  for (const auto& [name, value] : fields())
     CHECK(reason_of(without(name)) == "missing field " + name);
 
   std::string extra = json_line(fields());
@@ -269,7 +319,7 @@ TEST_CASE("encode refuses what could never be read back") {
   try {
     encode(e);
     FAIL("accepted invalid UTF-8");
-  } catch (const gate::Error &err) {
+  } catch (const gate::Error& err) {
     CHECK(err.code() == gate::Exit::bad_input);
     CHECK(std::string(err.what()).find(k_key) != std::string::npos);
   }

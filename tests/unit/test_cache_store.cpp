@@ -194,8 +194,8 @@ TEST_CASE("rel-10/11: a bad entry is a miss naming the path and the reason") {
   CHECK(reason_for(good.substr(0, good.size() / 2)) == p.string() + ": truncated (no checksum line)");
   CHECK(reason_for("PK\x03\x04zip") == p.string() + ": wrong magic");
   std::string future = good;
-  future[11] = '2';
-  CHECK(reason_for(future) == p.string() + ": format version 2 is newer than this gate (1)");
+  future[11] = '3';
+  CHECK(reason_for(future) == p.string() + ": format version 3 is newer than this gate (2)");
   // A valid entry under another entry's name.
   const Entry other = entry_for(3);
   CHECK(reason_for(gate::cache::encode(other)) == p.string() + ": key does not match file name");

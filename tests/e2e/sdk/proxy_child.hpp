@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "../harness.hpp"
 
@@ -32,11 +33,14 @@ inline unsigned short read_port(Child& c, std::string& seen) {
   return 0;
 }
 
-// `gate proxy` on a free port in `mode`; `port` is 0 when it never said where.
+// `gate proxy` on a free port in `mode`, with `extra` arguments; `port` is 0
+// when it never said where.
 inline Child start_proxy(const std::filesystem::path& dir, const std::string& mode,
                          const std::map<std::string, std::string>& env, std::string& out,
-                         unsigned short& port) {
-  Child c = spawn_gate({"proxy", "--config", "gate.yaml", "--port", "0", "--mode", mode}, dir, env);
+                         unsigned short& port, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"proxy", "--config", "gate.yaml", "--port", "0", "--mode", mode};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Child c = spawn_gate(args, dir, env);
   port = read_port(c, out);
   return c;
 }
