@@ -11,6 +11,7 @@
 #include <limits>
 #include <openssl/evp.h>
 
+#include <gate/cache/line.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
@@ -336,16 +337,6 @@ std::string check_version(std::string_view v, int& version) {
          std::to_string(k_format_version) + ")";
 }
 
-// Event times as encode accepts and decode expects them.
-bool valid_event_times(const std::vector<double>& ms) {
-  double last = 0;
-  for (double t : ms) {
-    if (!std::isfinite(t) || t < last) return false;
-    last = t;
-  }
-  return true;
-}
-
 // Splits `bytes` into the checksummed part and the checksum line, or says
 // why it cannot. Nothing here looks inside the JSON.
 std::string check_frame(std::string_view bytes, std::string_view& covered, std::string_view& json_line,
@@ -471,7 +462,7 @@ struct Fields {
         else
           break;
       }
-    if (a == nullptr || a->empty() || out.size() != a->size() || !valid_event_times(out))
+    if (a == nullptr || a->empty() || out.size() != a->size() || !detail::valid_event_times(out))
       wrong("event_ms", "a non-empty list of non-decreasing milliseconds");
   }
   void usage(std::optional<std::pair<std::int64_t, std::int64_t>>& out) {
@@ -504,7 +495,8 @@ std::string encode(const Entry& e) {
   const std::string route = canonical_json_text(e, "route", e.route);
   std::string out;
   out.reserve(300 + e.body.size() + request.size() + route.size());
-  if (!valid_event_times(e.event_ms)) unrecordable(e, "event times must be finite, >= 0 and non-decreasing");
+  if (!detail::valid_event_times(e.event_ms))
+    unrecordable(e, "event times must be finite, >= 0 and non-decreasing");
   out += k_magic_prefix;
   out += e.event_ms.empty() ? '1' : '2';
   out += '\n';
@@ -524,7 +516,24 @@ DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   int version = 0;
   r.reason = check_frame(bytes, covered, json_line, version);
   if (!r.reason.empty()) return r;
+  r.entry = detail::scan_line(json_line, version, expected_key);
+  if (r.entry) return r;
+  return detail::parse_line(json_line, version, expected_key);
+}
 
+namespace detail {
+
+bool valid_event_times(const std::vector<double>& ms) {
+  double last = 0;
+  for (double t : ms) {
+    if (!std::isfinite(t) || t < last) return false;
+    last = t;
+  }
+  return true;
+}
+
+DecodeResult parse_line(std::string_view json_line, int version, std::string_view expected_key) {
+  DecodeResult r;
   // The checksum already vouches for these bytes: a plain, fast parse into a
   // stack arena is enough.
   unsigned char arena[8192];
@@ -580,5 +589,7 @@ DecodeResult decode(std::string_view bytes, std::string_view expected_key) {
   r.entry = std::move(e);
   return r;
 }
+
+} // namespace detail
 
 } // namespace gate::cache

@@ -40,7 +40,8 @@ void add_run_options(po::options_description& d) {
       "shard", po::value<std::string>(), "run only slice i of n (i/n, 1-based; by a hash of task id)")(
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output")(
-      "keep-workdirs", "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where");
+      "keep-workdirs",
+      "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where");
 }
 
 namespace {
@@ -164,10 +165,14 @@ RunResult run_from_options(const po::variables_map& vm) {
   const config::Config& cfg = result.config;
 
   const std::string started = utc_now_iso();
-  suite::Suite s = suite::load(cfg.suite, cfg.suite_version);
+  // Held until the process exits (keep_until_exit): freeing 20,000 cases
+  // and their compiled regexes at the end of a run is pure waiting.
+  auto suite_held = std::make_shared<suite::Suite>(suite::load(cfg.suite, cfg.suite_version));
+  keep_until_exit(suite_held);
+  const suite::Suite& s = *suite_held;
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
-    throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " + s.name +
-                                     " " + s.version + " has " + s.sha256);
+    throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
+                                     s.name + " " + s.version + " has " + s.sha256);
   std::vector<const suite::Case*> cases = run::select(s, cfg);
   if (cases.empty()) {
     // A shard of a small suite may hold no task: its partial report is
@@ -202,8 +207,10 @@ RunResult run_from_options(const po::variables_map& vm) {
     ProgressPrinter progress(quiet);
     outcome = run::execute(in, progress.callbacks());
   }
-  for (const auto& w : outcome.warnings) std::cerr << "gate: warning: " << redact(w) << "\n";
-  for (const auto& k : outcome.kept_workdirs) std::cerr << "gate: kept work copy of " << redact(k) << "\n";
+  for (const auto& w : outcome.warnings)
+    std::cerr << "gate: warning: " << redact(w) << "\n";
+  for (const auto& k : outcome.kept_workdirs)
+    std::cerr << "gate: kept work copy of " << redact(k) << "\n";
   if (!outcome.misses.empty() && outcome.fatal.empty()) {
     result.code = report_misses(outcome, cfg, config_file);
     return result;
@@ -221,9 +228,11 @@ RunResult run_from_options(const po::variables_map& vm) {
   // take the time of the largest, not the sum. Each is atomic on its own.
   std::future<void> md, xml;
   if (auto path = config::output_path(cfg.outputs, cfg.outputs.markdown); !path.empty())
-    md = std::async(std::launch::async, [path, &r] { write_file_atomically(path, render::report_markdown(r)); });
+    md = std::async(std::launch::async,
+                    [path, &r] { write_file_atomically(path, render::report_markdown(r)); });
   if (auto path = config::output_path(cfg.outputs, cfg.outputs.junit); !path.empty())
-    xml = std::async(std::launch::async, [path, &r] { write_file_atomically(path, render::report_junit(r)); });
+    xml =
+        std::async(std::launch::async, [path, &r] { write_file_atomically(path, render::report_junit(r)); });
   std::exception_ptr json_error;
   try {
     report::write(r, json_path);

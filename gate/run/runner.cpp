@@ -12,6 +12,7 @@
 #include <gate/net/http_client.hpp>
 #include <gate/run/request.hpp>
 #include <gate/util/json.hpp>
+#include <gate/util/parallel.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>
@@ -393,19 +394,23 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   const auto& cfg = *in.config;
   Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome, 1, {}, nullptr};
   sh.route_text = route_json(sh.route);
-  sh.prepared.reserve(in.cases.size());
+  // Every request is built and hashed before the first run, on every core:
+  // for a large suite this was a serial stretch as long as a third of the
+  // replay itself.
+  sh.prepared.resize(in.cases.size());
+  const std::size_t parts = parts_for(in.cases.size(), 2000);
+  run_parallel(parts, [&](std::size_t part) {
+    for (std::size_t i = in.cases.size() * part / parts; i < in.cases.size() * (part + 1) / parts; ++i) {
+      const suite::Case& c = *in.cases[i];
+      sh.prepared[i] =
+          c.kind == "agent" ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
+    }
+  });
   std::unique_ptr<agent::Tap> tap;
-  for (const auto* c : in.cases) {
-    if (c->kind != "agent") {
-      sh.prepared.push_back(prepare(*c, cfg));
-      continue;
-    }
-    sh.prepared.push_back(PreparedRequest{{}, {}, agent_fingerprint(*c, cfg)});
-    if (!tap) {
-      tap = std::make_unique<agent::Tap>(cfg);
-      tap->start();
-      sh.tap = tap.get();
-    }
+  if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == "agent"; })) {
+    tap = std::make_unique<agent::Tap>(cfg);
+    tap->start();
+    sh.tap = tap.get();
   }
 
   const int runs = cfg.runs;

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
@@ -14,26 +15,26 @@ namespace {
 const std::string k_where = "s/cases.jsonl";
 
 // A minimal valid case line with the given id.
-std::string line(const std::string &id) {
+std::string line(const std::string& id) {
   return R"({"id":")" + id + R"(","input":"hi","checks":[{"type":"contains","value":"x"}]})";
 }
 
 // The message of the bad_input error `f` throws, or "<no error>".
-std::string error_of(const std::function<void()> &f) {
+std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::bad_input);
     return e.what();
   }
   return "<no error>";
 }
 
-std::string parse_error(const std::string &text) {
+std::string parse_error(const std::string& text) {
   return error_of([&] { parse_cases(text, k_where); });
 }
 
-bool has(const std::string &hay, const std::string &needle) {
+bool has(const std::string& hay, const std::string& needle) {
   bool found = hay.find(needle) != std::string::npos;
   if (!found) MESSAGE("expected \"" << needle << "\" in: " << hay);
   return found;
@@ -173,9 +174,10 @@ TEST_CASE("a duplicate id names both lines") {
 
 TEST_CASE("an unknown key lists the allowed keys") {
   std::string l = R"({"id":"a","input":"q","checks":[{"type":"contains","value":"x"}],"prompt":"p"})";
-  CHECK(has(parse_error(line("z") + "\n" + l),
-            "s/cases.jsonl:2: unknown key \"prompt\"; allowed keys: id, kind, agent, scenario, difficulty, group, "
-            "input, system, expected, checks, tags, metadata"));
+  CHECK(has(
+      parse_error(line("z") + "\n" + l),
+      "s/cases.jsonl:2: unknown key \"prompt\"; allowed keys: id, kind, agent, scenario, difficulty, group, "
+      "input, system, expected, checks, tags, metadata"));
 }
 
 TEST_CASE("missing or empty checks") {
@@ -189,7 +191,7 @@ TEST_CASE("missing or empty checks") {
 
 TEST_CASE("a bad check is reported at its line") {
   // The messages are the check module's; what matters here is file:line.
-  auto bad = [](const std::string &check) {
+  auto bad = [](const std::string& check) {
     return parse_error(line("z") + "\n" +
                        R"({"id":"a","input":"q","checks":[{"type":"contains","value":"x"},)" + check + "]}");
   };
@@ -205,7 +207,7 @@ TEST_CASE("a bad check is reported at its line") {
 }
 
 TEST_CASE("bad input shapes") {
-  auto with_input = [](const std::string &input) {
+  auto with_input = [](const std::string& input) {
     return parse_error(R"({"id":"a","checks":[{"type":"contains","value":"x"}],"input":)" + input + "}");
   };
   CHECK(has(parse_error(R"({"id":"a","checks":[{"type":"contains","value":"x"}]})"),
@@ -225,7 +227,7 @@ TEST_CASE("bad input shapes") {
 }
 
 TEST_CASE("bad field types") {
-  auto with = [](const std::string &fields) {
+  auto with = [](const std::string& fields) {
     return parse_error(R"({"input":"q","checks":[{"type":"contains","value":"x"}])" + fields + "}");
   };
   CHECK(has(with(""), "s/cases.jsonl:1: missing \"id\""));
@@ -254,4 +256,55 @@ TEST_CASE("each line must be one JSON object") {
 TEST_CASE("a file with no cases is an error") {
   for (std::string text : {"", "\n\n", "  \r\n\t\n", "\xEF\xBB\xBF", "\xEF\xBB\xBF\r\n"})
     CHECK(has(parse_error(text), "s/cases.jsonl: no cases"));
+}
+
+namespace {
+
+// Over 1 MiB of cases, so that the file is read in parts on several threads
+// (one per core, at least two here): `n` lines, line i holding case "c<i>".
+std::vector<std::string> big_lines(std::size_t n) {
+  std::vector<std::string> out;
+  for (std::size_t i = 1; i <= n; ++i)
+    out.push_back(R"({"id":"c)" + std::to_string(i) + R"(","input":")" + std::string(200, 'x') +
+                  R"(","checks":[{"type":"regex","pattern":"^x+$"}]})");
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines)
+    out += l + "\n";
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a large cases file read in parts gives the cases and the errors of a line-by-line read") {
+  std::vector<std::string> lines = big_lines(8000); // about 2 MB
+  REQUIRE(joined(lines).size() > (2u << 20) - (1u << 18));
+  auto cases = parse_cases(joined(lines), k_where);
+  REQUIRE(cases.size() == 8000);
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].id != "c" + std::to_string(i + 1)) FAIL("case " << i << " is " << cases[i].id);
+
+  // A broken line near the end names its own line number.
+  auto broken = lines;
+  broken[7000] = "{not json";
+  CHECK(has(parse_error(joined(broken)), k_where + ":7001:"));
+  // Two broken lines, in different parts: the first one is reported.
+  broken[100] = "[1]";
+  CHECK(has(parse_error(joined(broken)), k_where + ":101: expected a JSON object"));
+  // A duplicate of an early id late in the file, before a broken line in
+  // the same part: the duplicate, as a line-by-line read would meet it.
+  auto dup = lines;
+  dup[6999] = line("c5");
+  dup[7500] = "{not json";
+  CHECK(has(parse_error(joined(dup)), k_where + ":7000: duplicate id \"c5\"; first used on line 5"));
+  // Blank lines and CRLF keep the numbering.
+  auto crlf = lines;
+  for (auto& l : crlf)
+    l += "\r";
+  crlf.insert(crlf.begin() + 4000, "");
+  crlf[7001] = "{not json";
+  CHECK(has(parse_error(joined(crlf)), k_where + ":7002:"));
 }
