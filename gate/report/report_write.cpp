@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <gate/util/json.hpp>
+#include <gate/util/parallel.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
 
@@ -413,9 +414,10 @@ std::size_t estimate(const Report& r) {
   for (const auto& t : r.tasks) {
     n += 512 + t.id.size() + t.scenario.size() + t.group.size();
     for (const auto& run : t.runs) {
-      n += 512 + run.answer.size() + run.error_message.size() + run.fingerprint.size();
-      for (const auto& [k, v] : run.route)
-        n += 8 + k.size() + v.size();
+      // route.size(), not a walk of it: a 100,000-run report's routes are
+      // a million scattered map nodes, and this is only a guess.
+      n +=
+          512 + run.answer.size() + run.error_message.size() + run.fingerprint.size() + 64 * run.route.size();
       for (const auto& c : run.checks)
         n += 48 + c.label.size() + c.detail.size();
       n += run.tool_calls.size() * 96;
@@ -424,20 +426,54 @@ std::size_t estimate(const Report& r) {
   return n;
 }
 
-// The route most runs used. It is usually the configured one, but replayed
-// runs carry the route they were recorded through (another concurrency, say),
-// so it is found rather than assumed. Runs use one or two routes, so a short
-// list of the distinct ones is enough.
-const results::Route& runs_route(const Report& r) {
-  std::vector<std::pair<const results::Route*, std::size_t>> seen;
-  for (const auto& t : r.tasks)
-    for (const auto& run : t.runs) {
+// How many runs of tasks [begin, end) used each route, in the order first
+// seen. Runs use one or two routes, so a short list of the distinct ones is
+// enough.
+using RouteCounts = std::vector<std::pair<const results::Route*, std::size_t>>;
+
+void count_routes(const Report& r, std::size_t begin, std::size_t end, RouteCounts& seen) {
+  for (std::size_t i = begin; i < end; ++i)
+    for (const auto& run : r.tasks[i].runs) {
       const results::Route& route = route_of(r, run);
       auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return *s.first == route; });
       if (it == seen.end())
         seen.emplace_back(&route, 1);
       else
         ++it->second;
+    }
+}
+
+// The tasks split into parts of about equal runs, one per thread.
+std::vector<std::size_t> task_bounds(const Report& r) {
+  std::size_t runs = 0;
+  for (const auto& t : r.tasks)
+    runs += t.runs.size();
+  const std::size_t parts = parts_for(runs, 20000);
+  std::vector<std::size_t> bounds = {0};
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
+    seen += r.tasks[i].runs.size();
+    if (bounds.size() < parts && seen * parts >= runs * bounds.size()) bounds.push_back(i + 1);
+  }
+  if (bounds.back() != r.tasks.size()) bounds.push_back(r.tasks.size());
+  return bounds;
+}
+
+// The route most runs used. It is usually the configured one, but replayed
+// runs carry the route they were recorded through (another concurrency, say),
+// so it is found rather than assumed.
+const results::Route& runs_route(const Report& r, const std::vector<std::size_t>& bounds) {
+  std::vector<RouteCounts> parts(bounds.size() - 1);
+  run_parallel(parts.size(), [&](std::size_t p) { count_routes(r, bounds[p], bounds[p + 1], parts[p]); });
+  // Merged in task order, so "first seen" is what one pass would have seen.
+  RouteCounts seen;
+  for (const auto& part : parts)
+    for (const auto& [route, count] : part) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return *s.first == *route; });
+      if (it == seen.end())
+        seen.emplace_back(route, count);
+      else
+        it->second += count;
     }
   if (seen.empty()) return r.route;
   // Ties go to the configured route, then to the first seen: stable output.
@@ -447,12 +483,39 @@ const results::Route& runs_route(const Report& r) {
   return *best->first;
 }
 
+void tasks(const Report& r, std::size_t begin, std::size_t end, const results::Route& shared,
+           std::string& out) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& t = r.tasks[i];
+    out += i == 0 ? "\n" : ",\n";
+    out += "{\"id\":";
+    str(t.id, out);
+    out += ",\"scenario\":";
+    str(t.scenario, out);
+    out += ",\"difficulty\":";
+    str(t.difficulty, out);
+    out += ",\"group\":";
+    str(t.group, out);
+    out += ",\"stats\":";
+    task_stats(r.task_stats[i], out);
+    out += ",\"runs\":[";
+    for (std::size_t j = 0; j < t.runs.size(); ++j) {
+      if (j != 0) out.push_back(',');
+      run(t.runs[j], shared, out);
+    }
+    out += "]}";
+  }
+}
+
 } // namespace
 
 std::string to_json(const Report& r) {
   if (r.task_stats.size() != r.tasks.size())
     throw std::logic_error("report::to_json: task_stats is not parallel to tasks; call compute() first");
-  const results::Route& shared = runs_route(r);
+  // A 100,000-run report is mostly its runs, written in parts on every
+  // core and joined: this was the longest serial stretch of a large replay.
+  const std::vector<std::size_t> bounds = task_bounds(r);
+  const results::Route& shared = runs_route(r, bounds);
   std::string out;
   out.reserve(estimate(r));
   out += "{\n\"schema\": ";
@@ -491,26 +554,14 @@ std::string to_json(const Report& r) {
   out += ",\n\"stats\": ";
   suite_stats(r.stats, out);
   out += ",\n\"tasks\": [";
-  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
-    const auto& t = r.tasks[i];
-    out += i == 0 ? "\n" : ",\n";
-    out += "{\"id\":";
-    str(t.id, out);
-    out += ",\"scenario\":";
-    str(t.scenario, out);
-    out += ",\"difficulty\":";
-    str(t.difficulty, out);
-    out += ",\"group\":";
-    str(t.group, out);
-    out += ",\"stats\":";
-    task_stats(r.task_stats[i], out);
-    out += ",\"runs\":[";
-    for (std::size_t j = 0; j < t.runs.size(); ++j) {
-      if (j != 0) out.push_back(',');
-      run(t.runs[j], shared, out);
-    }
-    out += "]}";
-  }
+  std::vector<std::string> parts(bounds.size() - 1);
+  const std::size_t share = out.capacity() / std::max<std::size_t>(1, parts.size());
+  run_parallel(parts.size(), [&](std::size_t p) {
+    if (p != 0) parts[p].reserve(share);
+    tasks(r, bounds[p], bounds[p + 1], shared, p == 0 ? out : parts[p]);
+  });
+  for (std::size_t p = 1; p < parts.size(); ++p)
+    out += parts[p];
   out += "\n]\n}\n";
   return out;
 }
