@@ -42,12 +42,12 @@ report::Report large(std::size_t tasks, int k, std::size_t every) {
 } // namespace
 
 TEST_CASE("a report written in parts is one valid JSON text, tasks in order, routes as in one pass") {
-  // 12,000 tasks x 3 = 36,000 runs: past the size that is split.
-  const report::Report r = large(12000, 3, 5);
+  // 7,000 tasks x 3 = 21,000 runs: past the size that is split.
+  const report::Report r = large(7000, 3, 5);
   const std::string text = report::to_json(r);
   const boost::json::value v = boost::json::parse(text);
   const auto& tasks = v.at("tasks").as_array();
-  REQUIRE(tasks.size() == 12000);
+  REQUIRE(tasks.size() == 7000);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const auto& t = tasks[i].as_object();
     if (t.at("id").as_string() != "t" + std::to_string(i)) FAIL("task " << i << " is " << t.at("id"));
@@ -70,11 +70,11 @@ TEST_CASE("a report written in parts is one valid JSON text, tasks in order, rou
 TEST_CASE("the most used route is counted over every part, first seen winning a tie") {
   // Every other task on B: 50/50 between A and B, and A is the configured
   // route, so A wins the tie...
-  const report::Report even = large(12000, 3, 2);
+  const report::Report even = large(7000, 3, 2);
   CHECK_FALSE(boost::json::parse(report::to_json(even)).as_object().contains("runs_route"));
   // ...while 2 of 3 tasks on B make B the runs' route, whichever part they
   // were counted in.
-  report::Report most_b = large(12000, 3, 1);
+  report::Report most_b = large(7000, 3, 1);
   for (std::size_t i = 0; i < most_b.tasks.size(); i += 3)
     for (auto& run : most_b.tasks[i].runs)
       run.route = most_b.route;
