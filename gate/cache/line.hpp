@@ -6,6 +6,9 @@
 // exactly what is wrong. Apart for the tests, which check that the fast
 // reader never accepts what the full one rejects.
 
+#include <array>
+#include <boost/json/storage_ptr.hpp>
+#include <boost/json/value.hpp>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,6 +26,20 @@ std::optional<Entry> scan_line(std::string_view line, int version, std::string_v
 // The full path: parses the line, checks every field, and compares the
 // line with what encode would write for what was read.
 DecodeResult parse_line(std::string_view line, int version, std::string_view expected_key);
+
+// What the full path is made of (parse.cpp): the fields of a line, and a
+// parse of it into a tree with every field checked for presence and type
+// (the entry, or why not), without the canonical-form check parse_line adds.
+inline constexpr std::array<std::string_view, 13> k_fields = {
+    "body",        "event_ms", "headers", "key",   "latency_ms", "path", "provider",
+    "recorded_at", "replica",  "request", "route", "status",     "usage"};
+DecodeResult read_fields(std::string_view line, int version, std::string_view expected_key);
+
+// One JSON text, nothing after it, values allocated from `sp`; doubles are
+// read correctly rounded (Boost 1.81 reads some 16- and 17-digit numbers as
+// a neighbour), so canonical text reads back to itself.
+boost::json::value parse_exact(std::string_view text, boost::json::storage_ptr sp,
+                               boost::system::error_code& ec);
 
 // Event times as encode accepts them: finite, >= 0, non-decreasing.
 bool valid_event_times(const std::vector<double>& ms);
