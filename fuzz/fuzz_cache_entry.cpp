@@ -1,12 +1,16 @@
 // Cache-entry decoder. The first byte picks the mode:
 //   even: the bytes are a whole entry file, decoded as they are;
-//   odd:  the bytes are the JSON line; the harness adds the magic and the
-//         right checksum, so the fuzzer gets past the checksum to the parser.
+//   odd:  the bytes are the JSON line; the harness adds the magic (version
+//         2 when the byte's bit 1 is set, else 1) and the right checksum, so
+//         the fuzzer gets past the checksum to the parser.
 // Either way decode() never throws, and an entry it accepts encodes to bytes
-// that decode again to the same encoding.
+// that decode again to the same encoding. For a JSON line, the fast reader
+// (scan_line) accepts nothing the full one (parse_line) rejects, and reads
+// the same entry.
 #include <string>
 
 #include <gate/cache/entry.hpp>
+#include <gate/cache/line.hpp>
 #include <gate/util/sha256.hpp>
 
 #include "fuzz_support.hpp"
@@ -17,10 +21,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view rest = gate::fuzz::as_text(data + 1, size - 1);
   std::string bytes;
   if (wrap) {
-    bytes = "gate-cache 1\n";
+    const int version = (data[0] & 2) != 0 ? 2 : 1;
+    bytes = "gate-cache " + std::to_string(version) + "\n";
     bytes += rest;
     bytes += '\n';
     bytes += "sha256 " + gate::sha256_hex(bytes) + "\n";
+    if (auto fast = gate::cache::detail::scan_line(rest, version, "")) {
+      gate::cache::DecodeResult full = gate::cache::detail::parse_line(rest, version, "");
+      if (!full.entry) gate::fuzz::violated("scan_line accepted a line parse_line rejects");
+      if (gate::cache::encode(*fast) != gate::cache::encode(*full.entry))
+        gate::fuzz::violated("scan_line and parse_line read different entries");
+    }
   } else {
     bytes = rest;
   }
