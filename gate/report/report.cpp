@@ -1,14 +1,18 @@
 #include <gate/report/report.hpp>
 
 #include <gate/util/atomic_file.hpp>
+#include <gate/util/parallel.hpp>
 
 namespace gate::report {
 
 void compute(Report& r, const metrics::Options& o) {
-  r.task_stats.clear();
-  r.task_stats.reserve(r.tasks.size());
-  for (const auto& t : r.tasks)
-    r.task_stats.push_back(metrics::task_stats(t, o));
+  // Tasks are independent: a large report's are computed on every core.
+  r.task_stats.assign(r.tasks.size(), {});
+  const std::size_t parts = parts_for(r.tasks.size(), 5000);
+  run_parallel(parts, [&](std::size_t p) {
+    for (std::size_t i = r.tasks.size() * p / parts; i < r.tasks.size() * (p + 1) / parts; ++i)
+      r.task_stats[i] = metrics::task_stats(r.tasks[i], o);
+  });
   r.stats = metrics::suite_stats(r.tasks, r.task_stats, o);
 }
 

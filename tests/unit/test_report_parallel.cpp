@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <string>
 
+#include <gate/metrics/summary.hpp>
 #include <gate/report/report.hpp>
 
 using namespace gate;
@@ -84,4 +85,21 @@ TEST_CASE("the most used route is counted over every part, first seen winning a 
   CHECK(v.at("runs_route").at("seed").as_string() == "8");
   CHECK(v.at("tasks").as_array()[0].at("runs").as_array()[0].as_object().contains("route"));
   CHECK_FALSE(v.at("tasks").as_array()[1].at("runs").as_array()[0].as_object().contains("route"));
+}
+
+TEST_CASE("report::compute of a large report: every task's stats, whichever part computed them") {
+  const report::Report r = large(7000, 3, 5);
+  REQUIRE(r.task_stats.size() == 7000);
+  for (std::size_t i : {0u, 1u, 3499u, 3500u, 3501u, 6999u}) {
+    CAPTURE(i);
+    const metrics::TaskStats alone = metrics::task_stats(r.tasks[i], {});
+    CHECK(r.task_stats[i].c == alone.c);
+    CHECK(r.task_stats[i].n == alone.n);
+    CHECK(r.task_stats[i].pass_at_k == alone.pass_at_k);
+    CHECK(r.task_stats[i].route_polluted == alone.route_polluted);
+  }
+  // Runs i + j with (i + j) % 3 != 0 passed: 2 of every 3 runs.
+  CHECK(r.stats.total_runs == 21000);
+  CHECK(r.stats.overall.passed == 14000);
+  CHECK(r.stats.overall.success_rate == doctest::Approx(14000.0 / 21000.0));
 }
