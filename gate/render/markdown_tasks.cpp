@@ -78,10 +78,14 @@ std::string reasons(const results::Task& t) {
   return cell;
 }
 
+// The first failed run's answer; for an agent run (whose answer is the
+// state it left) its exit status and stdout, as the verdict shows them.
 std::string excerpt(const results::Task& t) {
   for (const auto& run : t.runs)
-    if (!run.passed && !run.errored())
-      return run.answer.empty() ? "(empty)" : md_cell(truncate_utf8(run.answer, k_answer_excerpt));
+    if (!run.passed && !run.errored()) {
+      const std::string shown = results::shown_answer(run);
+      return shown.empty() ? "(empty)" : md_cell(truncate_utf8(shown, k_answer_excerpt));
+    }
   return "";
 }
 

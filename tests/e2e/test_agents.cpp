@@ -61,7 +61,6 @@ const boost::json::object& run_of(const boost::json::value& report, const std::s
   throw std::logic_error("unreachable");
 }
 
-
 } // namespace
 
 TEST_CASE("fixtures/agents replays offline: 20 of 22 runs pass, work copies removed, results as recorded") {
@@ -95,6 +94,9 @@ TEST_CASE("fixtures/agents replays offline: 20 of 22 runs pass, work copies remo
   const auto& missing = run_of(report, "missing-file");
   CHECK_FALSE(missing.at("passed").as_bool());
   CHECK(missing.at("agent_stdout").as_string() == "cannot complete: error: no such file: report.txt\n");
+  // report.md shows what the agent said, not an empty answer.
+  CHECK(slurp(tmp.path() / "out/report.md")
+            .find("| exit 0; stdout: cannot complete: error: no such file: report.txt") != std::string::npos);
   const auto& notes = run_of(report, "notes-first-line", 1);
   const auto& calls = notes.at("tool_calls").as_array();
   REQUIRE(calls.size() == 2);
