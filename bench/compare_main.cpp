@@ -3,7 +3,8 @@
 //
 //   gate-bench-compare BASELINE CURRENT [--allow-suite-change]
 //
-// Prints the wall time of reading each report, of compare::compare, and of
+// Prints the wall and CPU time of reading each report (as `gate compare`
+// without --html reads them: ReadOptions{false}), of compare::compare, and of
 // rendering the verdict JSON, the peak RSS, and the verdict's counts (so a
 // reader can see the work was done), then report::read in parts.
 #include <boost/json/parse.hpp>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <string>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gate/compare/compare.hpp>
@@ -27,6 +29,14 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// CPU time of this thread (user + system), in ms: on a shared machine the
+// steadier figure, since wall time also counts the neighbours' turns.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 // Resident now (after the parse's temporaries were freed, as far as malloc
@@ -93,30 +103,37 @@ int run(int argc, char** argv) {
     std::cerr << "usage: gate-bench-compare BASELINE CURRENT [--allow-suite-change]\n";
     return static_cast<int>(Exit::bad_input);
   }
+  // What `gate compare` reads when it writes no HTML report (cli/verdict_output.hpp).
+  const report::ReadOptions summary{false};
   const auto start = Clock::now();
   auto t0 = Clock::now();
-  const report::Report base = report::read(argv[1]);
-  const double read_base = ms_since(t0);
+  double c0 = thread_cpu_ms();
+  const report::Report base = report::read(argv[1], summary);
+  const double read_base = ms_since(t0), read_base_cpu = thread_cpu_ms() - c0;
   const double rss_base_peak = peak_rss_mb(), rss_base_now = rss_now_mb();
   t0 = Clock::now();
-  const report::Report cur = report::read(argv[2]);
-  const double read_cur = ms_since(t0);
+  c0 = thread_cpu_ms();
+  const report::Report cur = report::read(argv[2], summary);
+  const double read_cur = ms_since(t0), read_cur_cpu = thread_cpu_ms() - c0;
   const double rss_read = peak_rss_mb();
 
   compare::Options o;
   o.allow_suite_change = allow;
   t0 = Clock::now();
+  c0 = thread_cpu_ms();
   const compare::Verdict v = compare::compare(base, cur, o);
-  const double cmp = ms_since(t0);
+  const double cmp = ms_since(t0), cmp_cpu = thread_cpu_ms() - c0;
   t0 = Clock::now();
   const std::string json = render::verdict_json(v);
   const double render = ms_since(t0);
   const double total = ms_since(start);
 
-  std::printf("read baseline   %9.1f ms  (%zu tasks; peak RSS %.0f MB while reading, %.0f MB after)\n",
-              read_base, base.tasks.size(), rss_base_peak, rss_base_now);
-  std::printf("read current    %9.1f ms  (%zu tasks)\n", read_cur, cur.tasks.size());
-  std::printf("compare         %9.1f ms\n", cmp);
+  std::printf("read baseline   %9.1f ms  (CPU %.1f ms of this thread; %zu tasks; peak RSS %.0f MB "
+              "while reading, %.0f MB after)\n",
+              read_base, read_base_cpu, base.tasks.size(), rss_base_peak, rss_base_now);
+  std::printf("read current    %9.1f ms  (CPU %.1f ms; %zu tasks)\n", read_cur, read_cur_cpu,
+              cur.tasks.size());
+  std::printf("compare         %9.1f ms  (CPU %.1f ms)\n", cmp, cmp_cpu);
   std::printf("verdict json    %9.1f ms  (%.1f KB)\n", render, static_cast<double>(json.size()) / 1e3);
   std::printf("total           %9.1f ms  peak RSS %.0f MB (%.0f MB after reading both)\n", total,
               peak_rss_mb(), rss_read);

@@ -1,6 +1,7 @@
 #include <gate/compare/compare.hpp>
 
 #include <algorithm>
+#include <future>
 #include <numeric>
 #include <stdexcept>
 
@@ -19,6 +20,8 @@ using results::Run;
 using results::Task;
 
 constexpr std::size_t max_failing_checks = 5;
+// Below this many paired tasks a second thread costs more than it saves.
+constexpr std::size_t parallel_above = 10000;
 constexpr std::size_t excerpt_bytes = 200;
 
 // Indices of r.tasks in id order. Reports are written sorted, so the sort
@@ -29,8 +32,13 @@ std::vector<std::size_t> by_id(const report::Report& r, const char* side) {
                                 " report's statistics were not computed (report::compute)");
   std::vector<std::size_t> order(r.tasks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
+  // Ids strictly increasing (one comparison per task): sorted, no duplicate.
+  bool increasing = true;
+  for (std::size_t i = 1; i < r.tasks.size() && increasing; ++i)
+    increasing = r.tasks[i - 1].id.compare(r.tasks[i].id) < 0;
+  if (increasing) return order;
   auto less = [&](std::size_t x, std::size_t y) { return r.tasks[x].id < r.tasks[y].id; };
-  if (!std::is_sorted(order.begin(), order.end(), less)) std::sort(order.begin(), order.end(), less);
+  std::sort(order.begin(), order.end(), less);
   for (std::size_t i = 1; i < order.size(); ++i)
     if (r.tasks[order[i]].id == r.tasks[order[i - 1]].id)
       throw Error(Exit::bad_input,
@@ -45,8 +53,8 @@ bool inputs_unchanged(const Task& b, const Task& a) {
   const std::string& fp = b.runs.front().fingerprint;
   if (fp.empty()) return false; // imported runs without fingerprints prove nothing
   auto same = [&](const Run& r) { return r.fingerprint == fp; };
-  return std::all_of(b.runs.begin(), b.runs.end(), same) &&
-         std::all_of(a.runs.begin(), a.runs.end(), [&](const Run& r) { return same(r) && r.cache_hit; });
+  return std::all_of(a.runs.begin(), a.runs.end(), [&](const Run& r) { return r.cache_hit && same(r); }) &&
+         std::all_of(b.runs.begin(), b.runs.end(), same);
 }
 
 // Upstream text shortened for a verdict: redacted before it is cut, so a
@@ -100,10 +108,11 @@ Paired pair_tasks(const report::Report& b, const report::Report& a) {
   while (i < ob.size() || j < oa.size()) {
     const Task* tb = i < ob.size() ? &b.tasks[ob[i]] : nullptr;
     const Task* ta = j < oa.size() ? &a.tasks[oa[j]] : nullptr;
-    if (tb && (!ta || tb->id < ta->id)) {
+    const int order = !tb ? 1 : !ta ? -1 : tb->id.compare(ta->id); // < 0: only in the baseline
+    if (order < 0) {
       out.removed.push_back(tb->id);
       ++i;
-    } else if (ta && (!tb || ta->id < tb->id)) {
+    } else if (order > 0) {
       out.added.push_back(ta->id);
       ++j;
     } else {
@@ -232,6 +241,15 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   detail::add_incomplete(baseline, "baseline", v.warnings);
   detail::add_incomplete(current, "current", v.warnings);
 
+  // The suite metrics need only the pairs: for a large suite they are
+  // measured on a second core while this one judges the tasks. A failure
+  // of either is reported as it would be in sequence: the per-task part's
+  // first (get() is not reached; the future's destructor waits).
+  const bool in_parallel = pairs.size() >= parallel_above;
+  std::future<std::vector<MetricRow>> rows;
+  if (in_parallel)
+    rows = std::async(std::launch::async, [&] { return detail::metric_rows(baseline, current, pairs, o); });
+
   PerTaskTests tests = fisher_family(pairs);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
@@ -255,7 +273,7 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
     return cx != cy ? cx < cy : x.id < y.id;
   });
 
-  v.metrics = detail::metric_rows(baseline, current, pairs, o);
+  v.metrics = in_parallel ? rows.get() : detail::metric_rows(baseline, current, pairs, o);
   detail::gate_rows(v.metrics, o.thresholds);
   v.scenarios = scenarios(pairs);
 

@@ -106,9 +106,6 @@ struct Hits {
   }
 };
 
-// Fixed so that every run of gate on every platform gives the same p.
-constexpr std::uint64_t sign_flip_seed = 0x9E3779B97F4A7C15ULL;
-
 } // namespace
 
 double fisher_one_sided_less(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::int64_t n_b) {
@@ -188,17 +185,38 @@ SignFlipResult paired_sign_flip_test(const std::vector<double>& d) {
     return r;
   }
   std::mt19937_64 rng(sign_flip_seed);
-  for (std::size_t b = 0; b < sign_flip_replicates; ++b) {
-    // Sum of the flipped magnitudes, multiplied in rather than branched on:
+  // Four replicates are summed at once, each in its own accumulator and in
+  // the same order as one at a time, from the same draws: the same sums bit
+  // for bit, but the additions of different replicates overlap instead of
+  // each waiting for the one before (about 2× faster, with the table below).
+  static_assert(sign_flip_replicates % 4 == 0);
+  const std::size_t words = (m + 63) / 64;
+  std::vector<std::uint64_t> bits(4 * words);
+  for (std::size_t b = 0; b < sign_flip_replicates; b += 4) {
+    for (std::uint64_t& w : bits)
+      w = rng(); // replicate b + l draws words [l·words, (l+1)·words), as it would alone
+    // Sums of the flipped magnitudes, multiplied in rather than branched on:
     // a random branch mispredicts half the time and triples the run time.
-    double flipped = 0;
-    for (std::size_t start = 0; start < m; start += 64) {
-      std::uint64_t bits = rng();
-      std::size_t end = std::min(m, start + 64);
-      for (std::size_t i = start; i < end; ++i)
-        flipped += mag[i] * static_cast<double>(bits >> (i - start) & 1U);
+    // A bit as 0.0 or 1.0 from a table: an int-to-double conversion costs
+    // twice as much here (mag[i] · 1.0 and · 0.0 are the same either way).
+    static constexpr double zero_one[2] = {0.0, 1.0};
+    double f0 = 0, f1 = 0, f2 = 0, f3 = 0;
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t b0 = bits[w], b1 = bits[words + w], b2 = bits[2 * words + w], b3 = bits[3 * words + w];
+      for (std::size_t i = w * 64, end = std::min(m, i + 64); i < end; ++i) {
+        const double x = mag[i];
+        f0 += x * zero_one[b0 & 1U];
+        f1 += x * zero_one[b1 & 1U];
+        f2 += x * zero_one[b2 & 1U];
+        f3 += x * zero_one[b3 & 1U];
+        b0 >>= 1;
+        b1 >>= 1;
+        b2 >>= 1;
+        b3 >>= 1;
+      }
     }
-    hits.add(scale - 2 * flipped, observed, tol);
+    for (double f : {f0, f1, f2, f3})
+      hits.add(scale - 2 * f, observed, tol);
   }
   r.method = "monte-carlo";
   r.replicates = sign_flip_replicates;

@@ -30,12 +30,12 @@ double fisher_one_sided_greater(std::int64_t c_a, std::int64_t n_a, std::int64_t
 // m·p_(j)/j, capped at 1, returned in the input's order. Per-task tests use
 // it because a suite runs hundreds of them and the false-discovery rate is
 // what a reviewer of a flagged list cares about.
-std::vector<double> benjamini_hochberg(const std::vector<double> &p_values);
+std::vector<double> benjamini_hochberg(const std::vector<double>& p_values);
 
 // Holm step-down adjustment: p'_(i) = max over j <= i of (m − j + 1)·p_(j),
 // capped at 1, returned in the input's order. The gated metrics use it so
 // that on pure noise the whole gate fails in at most alpha of comparisons.
-std::vector<double> holm(const std::vector<double> &p_values);
+std::vector<double> holm(const std::vector<double>& p_values);
 
 struct SignFlipResult {
   double mean = 0;            // mean of all d_i, zeros included (the Δ itself)
@@ -60,7 +60,9 @@ struct SignFlipResult {
 // never decides a p-value. The result does not depend on the order of d.
 inline constexpr std::size_t sign_flip_exact_max = 16;
 inline constexpr std::size_t sign_flip_replicates = 20000;
-SignFlipResult paired_sign_flip_test(const std::vector<double> &d);
+// Fixed so that every run of gate on every platform gives the same p.
+inline constexpr std::uint64_t sign_flip_seed = 0x9E3779B97F4A7C15ULL;
+SignFlipResult paired_sign_flip_test(const std::vector<double>& d);
 
 struct MeanInterval {
   double mean = 0;
@@ -71,7 +73,7 @@ struct MeanInterval {
 // 95% interval of the mean of d_i: mean ± t(0.975, m−1)·sd/√m (sd with the
 // m−1 denominator). Tasks are the unit, as for the success-rate interval.
 // Not clipped: the caller knows the range of its differences.
-MeanInterval mean_diff_interval(const std::vector<double> &d);
+MeanInterval mean_diff_interval(const std::vector<double>& d);
 
 struct McNemarResult {
   std::int64_t discordant = 0; // b + c
@@ -120,7 +122,7 @@ struct NoiseFloor {
 // task's rate moves by at least 1/runs_current; so discrete_pp =
 // 100·m/(runs_current·T) bounds the floor from below.
 // T = 0 → drop_pp = +infinity (nothing is detectable).
-NoiseFloor detectable_change(const std::vector<PassCount> &baseline, std::int64_t runs_current, double alpha,
+NoiseFloor detectable_change(const std::vector<PassCount>& baseline, std::int64_t runs_current, double alpha,
                              double power = 0.8);
 
 } // namespace gate::compare

@@ -133,6 +133,10 @@ RouteDiff diff_routes(const report::Report& base_report, const report::Report& c
     configured[k] = {route_value(baseline, k), route_value(current, k), 0};
 
   std::vector<std::string> task_keys, run_keys;
+  // Most runs of a report share one route object (route_of): the keys found
+  // for the last pair of route objects hold for the next pair of the same
+  // two, without comparing the maps again.
+  const Route *last_ref = nullptr, *last_route = nullptr;
   for (const Pair& p : pairs) {
     if (p.base->runs.empty()) continue;
     const Route& ref = report::route_of(base_report, p.base->runs.front());
@@ -142,9 +146,12 @@ RouteDiff diff_routes(const report::Report& base_report, const report::Report& c
       // route: one map comparison per task instead of one per run.
       if (&r != &p.cur->runs.front() && !p.sa->route_polluted) break;
       const Route& route = report::route_of(cur_report, r);
-      if (route == ref) continue;
-      run_keys.clear();
-      differing_keys(ref, route, run_keys);
+      if (&ref != last_ref || &route != last_route) {
+        last_ref = &ref;
+        last_route = &route;
+        run_keys.clear();
+        if (route != ref) differing_keys(ref, route, run_keys);
+      }
       for (const std::string& k : run_keys) {
         if (!in_runs.count(k)) in_runs[k] = {route_value(ref, k), route_value(route, k), 0};
         task_keys.push_back(k);

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstring>
 
 #include <gate/report/read_fields.hpp>
 #include <gate/report/report.hpp>
@@ -171,20 +172,18 @@ private:
     return out;
   }
 
-  static std::uint64_t hash(std::string_view s) {
-    std::uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (unsigned char c : s)
-      h = (h ^ c) * 1099511628211ull;
-    return h;
-  }
-
   // A key of a free-form object: 64-bit hashes tell duplicates apart (two
   // different keys of one object colliding is a 1-in-2^64 event).
   bool fresh_key(std::string_view k, ec_t& ec) {
-    const std::uint64_t h = hash(k);
-    const auto begin = hashes_.begin() + static_cast<std::ptrdiff_t>(stack_.back().hashes);
-    if (std::find(begin, hashes_.end(), h) != hashes_.end())
-      return fault("duplicate key \"" + std::string(k) + "\"", ec);
+    const std::uint64_t h = key_hash(k);
+    Frame& f = stack_.back();
+    const std::uint64_t bit = std::uint64_t{1} << (h & 63);
+    if (f.hash_bits & bit) {
+      const auto begin = hashes_.begin() + static_cast<std::ptrdiff_t>(f.hashes);
+      if (std::find(begin, hashes_.end(), h) != hashes_.end())
+        return fault("duplicate key \"" + std::string(k) + "\"", ec);
+    }
+    f.hash_bits |= bit;
     hashes_.push_back(h);
     return true;
   }
@@ -200,18 +199,14 @@ private:
     case Ctx::route: route_key_.assign(k); return true;
     default: break;
     }
-    const auto& names = fields_of(f.ctx).names;
-    // Files gate wrote list the fields in table order: try the next one
-    // first, then search.
-    const std::size_t next = static_cast<std::size_t>(f.field + 1);
-    auto it = next < names.size() && names[next] == k ? names.begin() + static_cast<std::ptrdiff_t>(next)
-                                                      : std::find(names.begin(), names.end(), k);
-    if (it == names.end()) {
+    const auto& names = f.fields->names;
+    const std::size_t i = find_field(names, k, static_cast<std::size_t>(f.field + 1));
+    if (i == names.size()) {
       if (f.ctx == Ctx::top && !saw_schema)
         return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
       return fail(place() + ": unknown field " + shown(k), ec);
     }
-    f.field = static_cast<int>(it - names.begin());
+    f.field = static_cast<int>(i);
     const std::uint32_t bit = 1u << f.field;
     if (f.seen & bit) return fault("duplicate key \"" + std::string(k) + "\"", ec);
     f.seen |= bit;
@@ -220,8 +215,8 @@ private:
 
   bool wrong(const char* expected, ec_t& ec) {
     const Frame& f = stack_.back();
-    return fail(
-        place() + ": field \"" + std::string(fields_of(f.ctx).names[f.field]) + "\" must be " + expected, ec);
+    return fail(place() + ": field \"" + std::string(f.fields->names[f.field]) + "\" must be " + expected,
+                ec);
   }
 
   // Value events that are not containers.
@@ -294,8 +289,7 @@ private:
     std::int64_t i = 0;
     if (!count(v, i, ec)) return false;
     if (i > INT_MAX)
-      return fail(place() + ": field \"" +
-                      std::string(fields_of(stack_.back().ctx).names[stack_.back().field]) +
+      return fail(place() + ": field \"" + std::string(stack_.back().fields->names[stack_.back().field]) +
                       "\" is too large",
                   ec);
     out = static_cast<int>(i);
@@ -362,7 +356,12 @@ private:
       case r_passed: return flag(v, r.passed, ec);
       case r_error: return text(v, r.error, ec);
       case r_error_message: return text(v, r.error_message, ec);
-      case r_answer: return text(v, r.answer, ec);
+      case r_answer:
+        // A passed run's answer is dropped at its end without details
+        // (keep_details): "passed" comes first in files gate wrote, so the
+        // text need not be copied at all.
+        if (!details_ && r.passed) return v.kind == Scalar::string ? true : wrong("a string", ec);
+        return text(v, r.answer, ec);
       case r_truncated: return flag(v, r.answer_truncated, ec);
       case r_answer_sha: return text(v, r.answer_sha256, ec);
       case r_prompt: return count(v, r.prompt_tokens, ec);
@@ -424,7 +423,7 @@ private:
     }
   }
 
-  void push(Ctx c) { stack_.push_back({c, -1, 0, 0, hashes_.size()}); }
+  void push(Ctx c) { stack_.push_back({c, &fields_of(c), -1, 0, 0, hashes_.size()}); }
 
   // An object or array begins: decide what it is from where it stands.
   bool open(bool object, ec_t& ec) {
@@ -543,7 +542,7 @@ private:
       if (stack_.back().ctx != Ctx::config) report.config = config_.release();
       return true;
     }
-    const Fields& fields = fields_of(f.ctx);
+    const Fields& fields = *f.fields;
     if (!fields.names.empty()) {
       const std::uint32_t all = (1u << fields.names.size()) - 1;
       const std::uint32_t missing = all & ~fields.optional & ~f.seen;

@@ -1,7 +1,9 @@
 #include <doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <gate/compare/stats.hpp>
@@ -11,7 +13,7 @@ using namespace gate::compare;
 
 namespace {
 
-void check_all_close(const std::vector<double> &got, const std::vector<double> &want) {
+void check_all_close(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
     INFO("index " << i);
@@ -19,10 +21,10 @@ void check_all_close(const std::vector<double> &got, const std::vector<double> &
   }
 }
 
-bool throws_bad_input(auto &&f) {
+bool throws_bad_input(auto&& f) {
   try {
     f();
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     return e.code() == gate::Exit::bad_input;
   }
   return false;
@@ -191,6 +193,63 @@ TEST_CASE("sign flip: 30 positive differences hit the Monte-Carlo floor") {
   CHECK(r.p_two_sided == doctest::Approx(1.0 / 20001).epsilon(1e-12));
   CHECK(r.p_greater == doctest::Approx(1.0 / 20001).epsilon(1e-12));
   CHECK(r.p_less == doctest::Approx(1.0));
+}
+
+namespace {
+
+// The Monte-Carlo law of stats.hpp the plain way, one replicate after the
+// other: the test sums several replicates at once and must count exactly
+// the same hits.
+SignFlipResult one_at_a_time(std::vector<double> d) {
+  std::erase(d, 0.0);
+  std::sort(d.begin(), d.end(), [](double a, double b) {
+    return std::fabs(a) != std::fabs(b) ? std::fabs(a) < std::fabs(b) : a < b;
+  });
+  double observed = 0, scale = 0;
+  for (double x : d) {
+    observed += x;
+    scale += std::fabs(x);
+  }
+  const double tol = 1e-9 * scale;
+  std::size_t two = 0, less = 0, greater = 0;
+  std::mt19937_64 rng(sign_flip_seed);
+  for (std::size_t b = 0; b < sign_flip_replicates; ++b) {
+    double flipped = 0;
+    for (std::size_t start = 0; start < d.size(); start += 64) {
+      const std::uint64_t bits = rng();
+      for (std::size_t i = start; i < std::min(d.size(), start + 64); ++i)
+        flipped += std::fabs(d[i]) * static_cast<double>(bits >> (i - start) & 1U);
+    }
+    const double s = scale - 2 * flipped;
+    two += std::fabs(s) >= std::fabs(observed) - tol;
+    less += s <= observed + tol;
+    greater += s >= observed - tol;
+  }
+  const double n = static_cast<double>(sign_flip_replicates) + 1;
+  SignFlipResult r;
+  r.p_two_sided = (1 + static_cast<double>(two)) / n;
+  r.p_less = (1 + static_cast<double>(less)) / n;
+  r.p_greater = (1 + static_cast<double>(greater)) / n;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("sign flip: Monte-Carlo counts the hits of one replicate at a time, exactly") {
+  // Sizes around the 64 differences one draw covers, ties (equal magnitudes)
+  // and zeros, which are left out.
+  for (std::size_t m : {17u, 63u, 64u, 65u, 130u, 301u}) {
+    CAPTURE(m);
+    std::vector<double> d;
+    for (std::size_t i = 0; i < m; ++i)
+      d.push_back((i % 5 == 0 ? -1.0 : 1.0) * (i % 4 == 0 ? 0.5 : 0.125 * static_cast<double>(i % 7 + 1)));
+    d.push_back(0);
+    const SignFlipResult got = paired_sign_flip_test(d), want = one_at_a_time(d);
+    REQUIRE(got.method == "monte-carlo");
+    CHECK(got.p_two_sided == want.p_two_sided);
+    CHECK(got.p_less == want.p_less);
+    CHECK(got.p_greater == want.p_greater);
+  }
 }
 
 TEST_CASE("mean difference interval by the t distribution") {

@@ -480,3 +480,59 @@ TEST_CASE("duplicate task ids are bad input") {
   r.task_stats.push_back(r.task_stats[0]);
   CHECK_THROWS_AS(compare(r, r, {}), gate::Error);
 }
+
+TEST_CASE("tasks out of id order pair as in order; a duplicate among them is still found") {
+  Report sorted = report({counted("a", 3, 3), counted("b", 1, 3), counted("c", 0, 3)});
+  Report shuffled = sorted;
+  std::swap(shuffled.tasks[0], shuffled.tasks[2]);
+  std::swap(shuffled.task_stats[0], shuffled.task_stats[2]);
+  const Verdict want = compare(sorted, sorted, {}), got = compare(shuffled, sorted, {});
+  CHECK(got.paired == 3);
+  CHECK(got.added.empty());
+  CHECK(got.removed.empty());
+  CHECK(got.headline == want.headline);
+  shuffled.tasks[1].id = "c"; // ids c, c, a
+  CHECK_THROWS_WITH_AS(compare(shuffled, sorted, {}), "the baseline report has task \"c\" twice",
+                       gate::Error);
+}
+
+TEST_CASE("runs on the report's shared routes: each task counted once, its own route honoured") {
+  // As read from a file: runs carry no route of their own but for task b,
+  // whose runs went through the baseline's route; the current runs of a and
+  // c went through the current report's runs_route.
+  Report before = report({counted("a", 3, 3), counted("b", 3, 3), counted("c", 3, 3)});
+  for (Task& t : before.tasks)
+    for (Run& r : t.runs)
+      r.route.clear();
+  Report after = before;
+  after.runs_route = {{"model", "m2"}};
+  for (Run& r : after.tasks[1].runs)
+    r.route = {{"model", "m1"}};
+  gate::report::compute(before, {});
+  gate::report::compute(after, {});
+  CHECK(compare(before, after, {}).route_diff ==
+        std::vector<std::string>{"model: m1 → m2 (in the runs of 2 tasks)"});
+}
+
+TEST_CASE("a suite of 12,000 tasks (its metrics measured on a second thread) gives the same rows") {
+  // k = 1: the first 100 tasks fall from pass to fail. Δ = −100/12000 =
+  // −0.8333pp; 100 non-zero differences, all −1: Monte Carlo, and no
+  // pattern of 20,000 reaches the observed sum, p = 1/20001.
+  std::vector<Task> before, after;
+  for (int i = 0; i < 12000; ++i) {
+    const std::string name = "t" + std::to_string(10000 + i);
+    before.push_back(task(name, {true}));
+    after.push_back(task(name, {i >= 100}));
+  }
+  const Verdict v = compare(report(before), report(after), {});
+  REQUIRE(v.metrics.size() == 6);
+  const char* keys[] = {"success_rate",    "consistency_gap", "pass_hat_k",
+                        "tokens_per_task", "p95_latency",     "error_rate"};
+  for (std::size_t i = 0; i < 6; ++i)
+    CHECK(v.metrics[i].key == keys[i]);
+  const MetricRow& s = row(v, "success_rate");
+  CHECK(s.test == "sign-flip Monte Carlo (20000, seeded) over 12000 affected tasks");
+  CHECK(s.delta == Approx(-0.8333333));
+  CHECK(*s.p_value == Approx(1.0 / 20001).epsilon(1e-12));
+  CHECK(v.flips == 100);
+}
