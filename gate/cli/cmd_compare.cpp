@@ -1,8 +1,5 @@
 #include <future>
 #include <iostream>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <gate/cli/commands.hpp>
 #include <gate/cli/run_steps.hpp>
@@ -11,6 +8,7 @@
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 
 namespace gate::cli {
@@ -45,14 +43,7 @@ namespace {
 // timing.
 std::pair<report::Report, report::Report> read_both(const fs::path& b_file, const fs::path& c_file,
                                                     const report::ReadOptions& o) {
-#ifdef __GLIBC__
-  // glibc grows a thread's own heap one page at a time, with an mprotect
-  // call each: for a 100,000-task report read on the second thread, some
-  // 40,000 calls and a tenth of a second. A top pad just under the 64 MB
-  // heap size makes each new heap usable whole at once (memory is still
-  // only committed when touched, so the resident size does not change).
-  mallopt(M_TOP_PAD, 63 << 20);
-#endif
+  pad_thread_heaps(); // the baseline is read on a second thread
   auto baseline = std::async(std::launch::async, [&] { return read_report(b_file, "baseline", o); });
   report::Report cur;
   std::exception_ptr cur_error;

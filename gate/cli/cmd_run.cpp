@@ -19,6 +19,7 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/time.hpp>
@@ -165,6 +166,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   const config::Config& cfg = result.config;
 
   const std::string started = utc_now_iso();
+  pad_thread_heaps(); // the suite, the requests, the runs and report.json are built on several threads
   // Held until the process exits (keep_until_exit): freeing 20,000 cases
   // and their compiled regexes at the end of a run is pure waiting.
   auto suite_held = std::make_shared<suite::Suite>(suite::load(cfg.suite, cfg.suite_version));
