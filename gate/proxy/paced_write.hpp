@@ -19,7 +19,11 @@ namespace gate::proxy {
 // coding, one chunk per step, each when its time has come. Timers, not
 // sleeps: the thread serves other connections while a reply waits. The
 // owner must keep `stream` alive until `done` runs (capture it in `done`).
-template <class Stream> class PacedWrite : public std::enable_shared_from_this<PacedWrite<Stream>> {
+// With `Chunked` false, more than one step is sent whole at the last
+// step's time, as to an HTTP/1.0 client; that leaves out the chunked
+// coding's templates, which weigh a lot in a TU that needs no chunks.
+template <class Stream, bool Chunked = true>
+class PacedWrite : public std::enable_shared_from_this<PacedWrite<Stream, Chunked>> {
 public:
   using Clock = std::chrono::steady_clock;
   using Response = boost::beast::http::response<boost::beast::http::string_body>;
@@ -34,10 +38,15 @@ public:
   void run() {
     // HTTP/1.0 has no chunked coding: such a client gets the whole reply
     // at the time of its last part.
-    if (steps_.size() <= 1 || res_.version() < 11) {
+    if (steps_.size() <= 1 || res_.version() < 11 || !Chunked) {
       if (steps_.empty()) return write_whole();
       return at(steps_.back().at_ms, [](PacedWrite& self) { self.write_whole(); });
     }
+    if constexpr (Chunked) write_chunked();
+  }
+
+private:
+  void write_chunked() {
     namespace http = boost::beast::http;
     header_.emplace(res_.result(), res_.version());
     for (const auto& field : res_.base())
@@ -53,7 +62,6 @@ public:
                              });
   }
 
-private:
   template <class F> void at(double ms, F f) {
     timer_.expires_at(
         start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)));

@@ -193,7 +193,10 @@ private:
     if (steps.size() == 1 && steps[0].at_ms <= 0) steps.clear();
     beast::get_lowest_layer(stream_).expires_after(k_idle_timeout);
     const bool keep = res_.keep_alive();
-    std::make_shared<gate::proxy::PacedWrite<Stream>>(
+    // Streams are paced event by event over plain HTTP only (event_gap_ms);
+    // a TLS stream comes whole, which keeps this file's compile time down.
+    constexpr bool chunked = !std::is_same_v<Stream, TlsStream>;
+    std::make_shared<gate::proxy::PacedWrite<Stream, chunked>>(
         stream_, std::move(res_), std::move(steps), std::chrono::steady_clock::now(),
         [self = this->shared_from_this(), keep](beast::error_code ec) {
           if (ec || !keep) return self->close();

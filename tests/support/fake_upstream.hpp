@@ -53,6 +53,7 @@ struct Script {
   double latency_ms = 0;     // added before every response
   // When > 0, a streamed answer goes out one server-sent event at a time
   // (chunked), the first after latency_ms and each next this much later.
+  // Plain HTTP only: over TLS the whole stream comes at its last event's time.
   double event_gap_ms = 0;
   // When set, only the routes right below this prefix exist ("/v1":
   // /v1/chat/completions answers, /chat/completions and
