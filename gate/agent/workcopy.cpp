@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gate/util/error.hpp>
+#include <gate/util/fd.hpp>
 #include <gate/util/sha256.hpp>
 
 namespace gate::agent {
@@ -17,17 +18,6 @@ namespace gate::agent {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Closes a descriptor at scope exit.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
 
 std::vector<std::string> split(const std::string& rel) {
   std::vector<std::string> parts;
@@ -175,11 +165,11 @@ std::optional<std::string> read_inside(const fs::path& root, const std::string& 
     return std::nullopt;
   }
   Fd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.fd < 0) {
+  if (dir.get() < 0) {
     why = "cannot open the work copy: " + errno_text();
     return std::nullopt;
   }
-  int current = dir.fd;
+  int current = dir.get();
   std::vector<std::unique_ptr<Fd>> held;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const bool last = i + 1 == parts.size();
@@ -212,8 +202,8 @@ void write_inside(const fs::path& root, const std::string& rel, const std::strin
   const auto parts = split(rel);
   if (!safe_parts(parts)) throw_cannot_run("refusing to write " + rel + ": not a plain relative path");
   Fd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.fd < 0) throw_cannot_run("cannot open " + root.string() + ": " + errno_text());
-  int current = dir.fd;
+  if (dir.get() < 0) throw_cannot_run("cannot open " + root.string() + ": " + errno_text());
+  int current = dir.get();
   std::vector<std::unique_ptr<Fd>> held;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     if (::mkdirat(current, parts[i].c_str(), 0755) != 0 && errno != EEXIST)
@@ -227,12 +217,12 @@ void write_inside(const fs::path& root, const std::string& rel, const std::strin
   }
   Fd out(
       ::openat(current, parts.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (out.fd < 0)
+  if (out.get() < 0)
     throw_cannot_run("refusing to write " + (root / rel).string() + ": " +
                      (errno == ELOOP ? std::string("it is a symlink") : errno_text()));
   std::size_t done = 0;
   while (done < text.size()) {
-    ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);
+    ssize_t n = ::write(out.get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_cannot_run("cannot write " + (root / rel).string() + ": " + errno_text());
     done += static_cast<std::size_t>(n);

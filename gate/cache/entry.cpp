@@ -20,6 +20,7 @@ namespace gate::cache {
 namespace {
 
 using detail::k_fields;
+using detail::needs_escape;
 using detail::parse_exact;
 
 constexpr std::string_view k_magic_prefix = "gate-cache ";
@@ -112,15 +113,6 @@ struct Match {
     lit("\"");
   }
   void fail() { ok = false; }
-
-  // Whether any of the eight bytes is below 0x20, '"' or '\\' (the
-  // classic has-zero-byte / has-less-than tests, exact for any input).
-  static bool needs_escape(std::uint64_t w) {
-    constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-    std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
-    return (below_space | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'))) != 0;
-  }
 };
 
 // Writes the JSON line of `e` to `sink`, with `request` and `route` given

@@ -9,6 +9,7 @@
 #include <array>
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,17 @@ DecodeResult read_fields(std::string_view line, int version, std::string_view ex
 // a neighbour), so canonical text reads back to itself.
 boost::json::value parse_exact(std::string_view text, boost::json::storage_ptr sp,
                                boost::system::error_code& ec);
+
+// Whether any of the eight bytes of `w` is below 0x20, '"' or '\\': a
+// byte JSON text must escape (the classic has-zero-byte / has-less-than
+// tests, exact for any input). Both readers skip plain runs of a string
+// eight bytes at a time with it.
+inline bool needs_escape(std::uint64_t w) {
+  constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+  const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
+  return (below_space | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'))) != 0;
+}
 
 // Event times as encode accepts them: finite, >= 0, non-decreasing.
 bool valid_event_times(const std::vector<double>& ms);

@@ -26,26 +26,6 @@ namespace {
 // limit (Boost.JSON's default depth of 32), so both agree on what is valid.
 constexpr int k_max_depth = 16;
 
-bool has_high_bit(std::uint64_t w) { return (w & 0x8080808080808080u) != 0; }
-
-// Whether any of the eight bytes is below 0x20, '"' or '\\'.
-bool needs_attention(std::uint64_t w) {
-  constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-  auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-  const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
-  return (below_space | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'))) != 0;
-}
-
-bool valid_utf8_fast(std::string_view s) {
-  std::size_t i = 0;
-  for (; s.size() - i >= 8; i += 8) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, 8);
-    if (has_high_bit(w)) break;
-  }
-  return i == s.size() || valid_utf8(s.substr(i));
-}
-
 bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 int hex_value(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
@@ -72,7 +52,7 @@ public:
       while (s_.size() - run >= 8) {
         std::uint64_t w = 0;
         std::memcpy(&w, s_.data() + run, 8);
-        if (needs_attention(w)) break;
+        if (needs_escape(w)) break;
         run += 8;
       }
       while (run < s_.size()) {
@@ -88,7 +68,7 @@ public:
       if (!escape(c)) return false;
       if (out != nullptr) out->push_back(c);
     }
-    const bool ok = valid_utf8_fast(s_.substr(start, pos_ - start));
+    const bool ok = valid_utf8(s_.substr(start, pos_ - start));
     ++pos_; // the closing quote
     return ok;
   }
@@ -103,7 +83,7 @@ public:
       const auto c = static_cast<unsigned char>(ch);
       if (c < 0x20 || c == '\\') return false;
     }
-    if (!valid_utf8_fast(key)) return false;
+    if (!valid_utf8(key)) return false;
     pos_ = end + 1;
     return true;
   }

@@ -14,6 +14,7 @@
 
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/fd.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
 
@@ -25,22 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view k_entry_suffix = ".entry";
 constexpr std::string_view k_symlink_refused = "symlink refused";
-
-// Guards an open file descriptor.
-class Fd {
-public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
-private:
-  int fd_;
-};
 
 std::string errno_text(int err) { return std::strerror(err); }
 

@@ -169,9 +169,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   pad_thread_heaps(); // the suite, the requests, the runs and report.json are built on several threads
   // Held until the process exits (keep_until_exit): freeing 20,000 cases
   // and their compiled regexes at the end of a run is pure waiting.
-  auto suite_held = std::make_shared<suite::Suite>(suite::load(cfg.suite, cfg.suite_version));
-  keep_until_exit(suite_held);
-  const suite::Suite& s = *suite_held;
+  const suite::Suite& s = keep_until_exit(suite::load(cfg.suite, cfg.suite_version));
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
     throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
                                      s.name + " " + s.version + " has " + s.sha256);

@@ -12,6 +12,7 @@
 #include <gate/report/read_builder.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/fd.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -100,13 +101,6 @@ Report from_json(std::string_view text, const std::string& where, const ReadOpti
 
 namespace {
 
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 struct Unmap {
   void* p;
   std::size_t n;
@@ -149,13 +143,13 @@ bool feed_mapped(int fd, const std::string& where, Reader& reader) {
 
 Report read(const std::filesystem::path& file, const ReadOptions& o) {
   const std::string where = file.string();
-  Fd in{open(file.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) throw Error(Exit::bad_input, where + ": cannot open: " + std::strerror(errno));
+  Fd in(open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) throw Error(Exit::bad_input, where + ": cannot open: " + std::strerror(errno));
   Reader reader(where, o);
-  if (!feed_mapped(in.fd, where, reader)) {
+  if (!feed_mapped(in.get(), where, reader)) {
     std::vector<char> chunk(1 << 20);
     while (!reader.failed()) {
-      const ssize_t got = ::read(in.fd, chunk.data(), chunk.size());
+      const ssize_t got = ::read(in.get(), chunk.data(), chunk.size());
       if (got < 0) {
         if (errno == EINTR) continue;
         throw Error(Exit::bad_input, where + ": read error: " + std::strerror(errno));
