@@ -100,17 +100,6 @@ Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
   return finish(c);
 }
 
-TempDir::TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "gate-e2e-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 fs::path source_dir() { return GATE_SOURCE_DIR; }
 
 std::string slurp(const fs::path& p) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <tests/support/temp_dir.hpp>
+
 // Helpers for end-to-end tests: they run the real `gate` binary as a child
 // process and look at its exit code, output and files.
 namespace gate::e2e {
@@ -31,17 +33,7 @@ Child spawn_gate(const std::vector<std::string>& args, const std::filesystem::pa
 Result finish(Child& child);
 
 // A scratch directory, removed at destruction.
-class TempDir {
-public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
+using gate::testing::TempDir;
 
 std::filesystem::path source_dir();
 std::string slurp(const std::filesystem::path& p);

@@ -15,24 +15,12 @@
 #include <gate/proxy/route.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/sha256.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::agent;
 
 namespace {
-
-struct TempCache {
-  fs::path dir;
-  TempCache() {
-    std::string t = (fs::temp_directory_path() / "gate-tap-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    dir = t;
-  }
-  ~TempCache() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
 
 gate::config::Config config_for(const fs::path& cache,
                                 gate::config::CacheMode mode = gate::config::CacheMode::replay_only) {
@@ -103,15 +91,15 @@ TEST_CASE("task ids become one percent-encoded path segment") {
 }
 
 TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
-  TempCache c;
+  gate::testing::TempDir c;
   record(
-      c.dir, "/t/task%201/r/0",
+      c.path(), "/t/task%201/r/0",
       R"({"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,)"
       R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]},)"
       R"("finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}})",
       "application/json");
   record(
-      c.dir, "/t/task%201/r/1",
+      c.path(), "/t/task%201/r/1",
       "data: "
       "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,"
       "\"delta\":"
@@ -123,7 +111,7 @@ TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
       "\"finish_reason\":\"tool_calls\"}]}\n\n"
       "data: [DONE]\n\n",
       "text/event-stream");
-  Tap tap(config_for(c.dir));
+  Tap tap(config_for(c.path()));
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   CHECK(tap.base_url("task 1", 0) == "http://" + host + "/t/task%201/r/0");
@@ -150,8 +138,8 @@ TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
 }
 
 TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
-  TempCache c;
-  Tap tap(config_for(c.dir));
+  gate::testing::TempDir c;
+  Tap tap(config_for(c.path()));
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   auto miss = tap.handle("POST", "/t/t/r/0/chat/completions", host, {}, k_request);
@@ -171,12 +159,12 @@ TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
 }
 
 TEST_CASE("replay mode: cache hits are told from upstream calls") {
-  TempCache c;
-  record(c.dir, "/t/a/r/0",
+  gate::testing::TempDir c;
+  record(c.path(), "/t/a/r/0",
          R"({"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,)"
          R"("message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
          "application/json");
-  Tap tap(config_for(c.dir, gate::config::CacheMode::replay));
+  Tap tap(config_for(c.path(), gate::config::CacheMode::replay));
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   CHECK(tap.handle("POST", "/t/a/r/0/chat/completions", host, {}, k_request).status == 200);
@@ -195,8 +183,8 @@ TEST_CASE("replay mode: cache hits are told from upstream calls") {
 }
 
 TEST_CASE("served over its port: idle keep-alive connections do not hold its threads") {
-  TempCache c;
-  Tap tap(config_for(c.dir));
+  gate::testing::TempDir c;
+  Tap tap(config_for(c.path()));
   tap.start();
   // Three connections on a tap with two threads; the first two stay open
   // and idle after their answer, as an agent's SDK keeps them.

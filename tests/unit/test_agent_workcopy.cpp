@@ -10,24 +10,14 @@
 #include <gate/agent/workcopy.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/sha256.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::agent;
 
 namespace {
 
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    std::string t = (fs::temp_directory_path() / "gate-wc-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    dir = t;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
+using Scratch = gate::testing::TempDir;
 
 void put(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -47,13 +37,13 @@ std::size_t entries(const fs::path& dir) {
 
 TEST_CASE("the copy has the fixture's files, and symlinks stay symlinks with the same target") {
   Scratch s;
-  const fs::path fx = s.dir / "fixture";
+  const fs::path fx = s.path() / "fixture";
   put(fx / "a.txt", "alpha\n");
   put(fx / "sub/b.txt", "beta");
   fs::create_symlink("sub/b.txt", fx / "link.txt");
-  fs::create_directories(s.dir / "work");
-  const fs::path work = make_work_copy(fx, s.dir / "work");
-  CHECK(work.parent_path() == s.dir / "work");
+  fs::create_directories(s.path() / "work");
+  const fs::path work = make_work_copy(fx, s.path() / "work");
+  CHECK(work.parent_path() == s.path() / "work");
   CHECK(get(work / "a.txt") == "alpha\n");
   CHECK(get(work / "sub/b.txt") == "beta");
   REQUIRE(fs::is_symlink(work / "link.txt"));
@@ -79,50 +69,50 @@ TEST_CASE("the copy has the fixture's files, and symlinks stay symlinks with the
 
 TEST_CASE("rel-39: a fixture symlink that points outside is refused and no work copy is left") {
   Scratch s;
-  put(s.dir / "outside.txt", "precious");
-  fs::create_directories(s.dir / "work");
+  put(s.path() / "outside.txt", "precious");
+  fs::create_directories(s.path() / "work");
   for (const std::string& target : std::vector<std::string>{
-           "../outside.txt", (s.dir / "outside.txt").string(), "sub/../../outside.txt", "."}) {
-    const fs::path fx = s.dir / "fx";
+           "../outside.txt", (s.path() / "outside.txt").string(), "sub/../../outside.txt", "."}) {
+    const fs::path fx = s.path() / "fx";
     fs::remove_all(fx);
     put(fx / "sub/x.txt", "x");
     fs::create_symlink(target, fx / "answer.txt");
     try {
-      make_work_copy(fx, s.dir / "work");
+      make_work_copy(fx, s.path() / "work");
       FAIL("no error for target " << target);
     } catch (const gate::Error& e) {
       CHECK(e.code() == gate::Exit::cannot_run);
       CHECK(std::string(e.what()).find("points outside the work copy") != std::string::npos);
     }
-    CHECK(entries(s.dir / "work") == 0);
+    CHECK(entries(s.path() / "work") == 0);
   }
-  CHECK(get(s.dir / "outside.txt") == "precious");
+  CHECK(get(s.path() / "outside.txt") == "precious");
 }
 
 TEST_CASE("rel-39: gate's own writes never go through a symlink") {
   Scratch s;
-  put(s.dir / "outside.txt", "precious");
-  fs::create_directories(s.dir / "outdir");
-  const fs::path work = s.dir / "w";
+  put(s.path() / "outside.txt", "precious");
+  fs::create_directories(s.path() / "outdir");
+  const fs::path work = s.path() / "w";
   fs::create_directories(work);
-  fs::create_symlink(s.dir / "outside.txt", work / "task.txt");
-  fs::create_symlink(s.dir / "outdir", work / "d");
+  fs::create_symlink(s.path() / "outside.txt", work / "task.txt");
+  fs::create_symlink(s.path() / "outdir", work / "d");
   CHECK_THROWS_AS(write_inside(work, "task.txt", "pwned"), gate::Error);
   CHECK_THROWS_AS(write_inside(work, "d/task.txt", "pwned"), gate::Error);
   CHECK_THROWS_AS(write_inside(work, "../outside.txt", "pwned"), gate::Error);
-  CHECK(get(s.dir / "outside.txt") == "precious");
-  CHECK(entries(s.dir / "outdir") == 0);
+  CHECK(get(s.path() / "outside.txt") == "precious");
+  CHECK(entries(s.path() / "outdir") == 0);
   write_inside(work, "in/new.txt", "ok");
   CHECK(get(work / "in/new.txt") == "ok");
 }
 
 TEST_CASE("reads for checks do not follow symlinks; removal does not follow them either") {
   Scratch s;
-  put(s.dir / "outdir/secret.txt", "secret");
-  const fs::path work = s.dir / "w";
+  put(s.path() / "outdir/secret.txt", "secret");
+  const fs::path work = s.path() / "w";
   put(work / "a.txt", "A");
-  fs::create_symlink(s.dir / "outdir/secret.txt", work / "s.txt");
-  fs::create_symlink(s.dir / "outdir", work / "d");
+  fs::create_symlink(s.path() / "outdir/secret.txt", work / "s.txt");
+  fs::create_symlink(s.path() / "outdir", work / "d");
   std::string why;
   CHECK(read_inside(work, "a.txt", why) == std::optional<std::string>("A"));
   CHECK_FALSE(read_inside(work, "s.txt", why));
@@ -137,5 +127,5 @@ TEST_CASE("reads for checks do not follow symlinks; removal does not follow them
   CHECK(t["d"].link);
   remove_work_copy(work);
   CHECK_FALSE(fs::exists(work));
-  CHECK(get(s.dir / "outdir/secret.txt") == "secret");
+  CHECK(get(s.path() / "outdir/secret.txt") == "secret");
 }

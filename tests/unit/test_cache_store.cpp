@@ -15,6 +15,7 @@
 
 #include <gate/cache/store.hpp>
 #include <gate/util/error.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace fs = std::filesystem;
 using gate::cache::Entry;
@@ -24,19 +25,7 @@ using gate::cache::Store;
 
 namespace {
 
-// A scratch directory, removed at the end (remove_all never follows links).
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    std::string tmpl = (fs::temp_directory_path() / "gate-cache-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
+using Scratch = gate::testing::TempDir;
 
 Entry entry_for(int i, const std::string &body = "body") {
   Entry e;
@@ -119,17 +108,17 @@ TEST_CASE("make_key changes with each field and not otherwise") {
 
 TEST_CASE("store: put, get, miss, remove; layout <root>/<key[0:2]>/<key>.entry") {
   Scratch s;
-  Store store(s.dir / "cache");
+  Store store(s.path() / "cache");
   const Entry e = entry_for(1);
   // A missing root is a plain miss and is not created by reading.
   auto miss = store.get(e.key);
   CHECK_FALSE(miss.entry);
   CHECK(miss.corrupt_reason.empty());
-  CHECK_FALSE(fs::exists(s.dir / "cache"));
+  CHECK_FALSE(fs::exists(s.path() / "cache"));
   CHECK(store.stats().entries == 0);
 
   store.put(e);
-  const fs::path p = s.dir / "cache" / e.key.substr(0, 2) / (e.key + ".entry");
+  const fs::path p = s.path() / "cache" / e.key.substr(0, 2) / (e.key + ".entry");
   CHECK(store.path_for(e.key) == p);
   CHECK(fs::is_regular_file(p));
   CHECK(read_raw(p) == gate::cache::encode(e));
@@ -157,7 +146,7 @@ TEST_CASE("store: put, get, miss, remove; layout <root>/<key[0:2]>/<key>.entry")
 
 TEST_CASE("rel-14: keys other than 64 lowercase hex are refused before touching the disk") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   const std::string good = entry_for(1).key;
   std::string upper = good;
   upper[0] = 'A';
@@ -170,12 +159,12 @@ TEST_CASE("rel-14: keys other than 64 lowercase hex are refused before touching 
     e.key = key;
     CHECK(error_code_of([&] { store.put(e); }) == gate::Exit::bad_input);
   }
-  CHECK(fs::is_empty(s.dir));
+  CHECK(fs::is_empty(s.path()));
 }
 
 TEST_CASE("rel-10/11: a bad entry is a miss naming the path and the reason") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   const Entry e = entry_for(2);
   store.put(e);
   const fs::path p = store.path_for(e.key);
@@ -211,12 +200,12 @@ TEST_CASE("rel-10/11: a bad entry is a miss naming the path and the reason") {
 
 TEST_CASE("rel-14: a symlinked shard directory is refused, never read, written or pruned through") {
   Scratch s;
-  const fs::path outside = s.dir / "outside";
+  const fs::path outside = s.path() / "outside";
   fs::create_directories(outside);
   const Entry e = entry_for(4);
   // A valid entry outside the root: serving it would prove the link was followed.
   write_raw(outside / (e.key + ".entry"), gate::cache::encode(e));
-  const fs::path root = s.dir / "cache";
+  const fs::path root = s.path() / "cache";
   fs::create_directories(root);
   fs::create_directory_symlink(outside, root / e.key.substr(0, 2));
   Store store(root);
@@ -245,11 +234,11 @@ TEST_CASE("rel-14: a symlinked shard directory is refused, never read, written o
 TEST_CASE("rel-14: a symlinked entry is refused; put replaces the link, not its target") {
   Scratch s;
   const Entry e = entry_for(5);
-  const fs::path target = s.dir / "elsewhere.entry";
+  const fs::path target = s.path() / "elsewhere.entry";
   write_raw(target, gate::cache::encode(e));
-  Store store(s.dir / "cache");
+  Store store(s.path() / "cache");
   store.put(entry_for(6)); // creates the root
-  fs::create_directories(s.dir / "cache" / e.key.substr(0, 2));
+  fs::create_directories(s.path() / "cache" / e.key.substr(0, 2));
   const fs::path p = store.path_for(e.key);
   fs::create_symlink(target, p);
 
@@ -266,7 +255,7 @@ TEST_CASE("rel-14: a symlinked entry is refused; put replaces the link, not its 
 
 TEST_CASE("a FIFO or directory in place of an entry is refused without blocking") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   const Entry a = entry_for(7), b = entry_for(8);
   store.put(a);
   store.put(b);
@@ -285,16 +274,16 @@ TEST_CASE("a FIFO or directory in place of an entry is refused without blocking"
 
 TEST_CASE("rel-13/14: the root must be a real directory") {
   Scratch s;
-  fs::create_directory(s.dir / "real");
-  fs::create_directory_symlink(s.dir / "real", s.dir / "link");
-  auto what = error_text_of([&] { Store store(s.dir / "link"); });
-  CHECK(what.find((s.dir / "link").string()) != std::string::npos);
+  fs::create_directory(s.path() / "real");
+  fs::create_directory_symlink(s.path() / "real", s.path() / "link");
+  auto what = error_text_of([&] { Store store(s.path() / "link"); });
+  CHECK(what.find((s.path() / "link").string()) != std::string::npos);
   CHECK(what.find("symlink") != std::string::npos);
-  CHECK(error_code_of([&] { Store store(s.dir / "link"); }) == gate::Exit::cannot_run);
+  CHECK(error_code_of([&] { Store store(s.path() / "link"); }) == gate::Exit::cannot_run);
   // A trailing slash would make lstat follow the link: still refused.
-  CHECK(error_code_of([&] { Store store((s.dir / "link").string() + "/"); }) == gate::Exit::cannot_run);
-  write_raw(s.dir / "file", "x");
-  CHECK(error_code_of([&] { Store store(s.dir / "file"); }) == gate::Exit::cannot_run);
+  CHECK(error_code_of([&] { Store store((s.path() / "link").string() + "/"); }) == gate::Exit::cannot_run);
+  write_raw(s.path() / "file", "x");
+  CHECK(error_code_of([&] { Store store(s.path() / "file"); }) == gate::Exit::cannot_run);
   CHECK(error_code_of([&] { Store store(""); }) == gate::Exit::bad_input);
 }
 
@@ -312,41 +301,41 @@ TEST_CASE("rel-13: an unwritable cache directory is Error(cannot_run) naming the
     CHECK(error_code_of([&] { store.put(e); }) == gate::Exit::cannot_run);
   }
   {
-    write_raw(s.dir / "file", "x");
-    Store store(s.dir / "file" / "cache");
-    CHECK(error_text_of([&] { store.put(e); }).find((s.dir / "file" / "cache").string()) !=
+    write_raw(s.path() / "file", "x");
+    Store store(s.path() / "file" / "cache");
+    CHECK(error_text_of([&] { store.put(e); }).find((s.path() / "file" / "cache").string()) !=
           std::string::npos);
     CHECK(error_code_of([&] { store.put(e); }) == gate::Exit::cannot_run);
   }
   {
-    fs::create_directory(s.dir / "root");
-    write_raw(s.dir / "root" / e.key.substr(0, 2), "not a directory");
-    Store store(s.dir / "root");
+    fs::create_directory(s.path() / "root");
+    write_raw(s.path() / "root" / e.key.substr(0, 2), "not a directory");
+    Store store(s.path() / "root");
     const std::string what = error_text_of([&] { store.put(e); });
-    CHECK(what.find((s.dir / "root" / e.key.substr(0, 2)).string()) != std::string::npos);
+    CHECK(what.find((s.path() / "root" / e.key.substr(0, 2)).string()) != std::string::npos);
     CHECK(error_code_of([&] { store.put(e); }) == gate::Exit::cannot_run);
-    CHECK(read_raw(s.dir / "root" / e.key.substr(0, 2)) == "not a directory");
+    CHECK(read_raw(s.path() / "root" / e.key.substr(0, 2)) == "not a directory");
   }
 }
 
 TEST_CASE("a shard directory deleted behind the store's back is made again") {
   Scratch s;
-  Store store(s.dir / "cache");
+  Store store(s.path() / "cache");
   store.put(entry_for(10));
-  fs::remove_all(s.dir / "cache");
+  fs::remove_all(s.path() / "cache");
   store.put(entry_for(10, "again"));
   CHECK(store.get(entry_for(10).key).entry->body == "again 10");
 }
 
 TEST_CASE("rel-09: stray temp files are ignored by get, counted, and pruned by age") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   const Entry e = entry_for(11);
   store.put(entry_for(12));
-  fs::create_directories(s.dir / e.key.substr(0, 2));
+  fs::create_directories(s.path() / e.key.substr(0, 2));
   // What a writer killed mid-write leaves: a partial entry under a temp name.
-  const fs::path old_tmp = s.dir / e.key.substr(0, 2) / (e.key + ".entry.gate-tmp-abc123");
-  const fs::path new_tmp = s.dir / e.key.substr(0, 2) / (e.key + ".entry.gate-tmp-def456");
+  const fs::path old_tmp = s.path() / e.key.substr(0, 2) / (e.key + ".entry.gate-tmp-abc123");
+  const fs::path new_tmp = s.path() / e.key.substr(0, 2) / (e.key + ".entry.gate-tmp-def456");
   write_raw(old_tmp, gate::cache::encode(e).substr(0, 40));
   write_raw(new_tmp, "");
   const timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
@@ -371,25 +360,25 @@ TEST_CASE("rel-09: stray temp files are ignored by get, counted, and pruned by a
 
 TEST_CASE("rel-14: odd names are reported, shown escaped, never followed; prune honours keep") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   const Entry a = entry_for(13), b = entry_for(14), c = entry_for(15);
   store.put(a);
   store.put(b);
   store.put(c);
-  const fs::path shard = s.dir / a.key.substr(0, 2);
+  const fs::path shard = s.path() / a.key.substr(0, 2);
   write_raw(shard / "..%2f..%2fescape.entry", "x");
   write_raw(shard / "evil\n::error::x", "x");
-  write_raw(s.dir / "..x", "x");
-  write_raw(s.dir / ".gitattributes", "* binary");
+  write_raw(s.path() / "..x", "x");
+  write_raw(s.path() / ".gitattributes", "* binary");
   // A valid entry filed under the wrong shard.
   std::string wrong = a.key.substr(0, 2) == "00" ? "01" : "00";
-  fs::create_directories(s.dir / wrong);
-  fs::copy_file(store.path_for(a.key), s.dir / wrong / (a.key + ".entry"));
+  fs::create_directories(s.path() / wrong);
+  fs::copy_file(store.path_for(a.key), s.path() / wrong / (a.key + ".entry"));
 
   const std::vector<std::string> want = {
-      (s.dir / ".gitattributes").string() + ": not a cache shard directory",
-      (s.dir / "..x").string() + ": not a cache shard directory",
-      (s.dir / wrong / (a.key + ".entry")).string() + ": entry in the wrong shard directory",
+      (s.path() / ".gitattributes").string() + ": not a cache shard directory",
+      (s.path() / "..x").string() + ": not a cache shard directory",
+      (s.path() / wrong / (a.key + ".entry")).string() + ": entry in the wrong shard directory",
   };
   auto got = store.verify();
   REQUIRE(got.size() == 5);
@@ -408,14 +397,14 @@ TEST_CASE("rel-14: odd names are reported, shown escaped, never followed; prune 
   CHECK(store.get(a.key).entry);
   CHECK_FALSE(store.get(b.key).entry);
   CHECK_FALSE(store.get(c.key).entry);
-  CHECK(fs::exists(s.dir / "..x"));
-  CHECK(fs::exists(s.dir / ".gitattributes"));
+  CHECK(fs::exists(s.path() / "..x"));
+  CHECK(fs::exists(s.path() / ".gitattributes"));
   CHECK(store.verify().size() == 2);
 }
 
 TEST_CASE("16 threads writing and reading overlapping keys never see a partial entry") {
   Scratch s;
-  Store store(s.dir);
+  Store store(s.path());
   constexpr int keys = 24, threads = 16, rounds = 2;
   std::atomic<int> bad{0}, hits{0};
   std::vector<std::thread> pool;
@@ -455,7 +444,7 @@ TEST_CASE("rel-12: 8 processes share one cache directory and write overlapping k
     if (pid == 0) {
       int rc = 0;
       try {
-        Store store(s.dir / "cache"); // each process makes the root and shards itself
+        Store store(s.path() / "cache"); // each process makes the root and shards itself
         for (int i = 0; i < keys; ++i) {
           store.put(entry_for((i + p * 4) % keys, "process " + std::to_string(p)));
           if (!store.get(entry_for((i + 1) % keys).key).corrupt_reason.empty()) rc = 2;
@@ -473,7 +462,7 @@ TEST_CASE("rel-12: 8 processes share one cache directory and write overlapping k
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
-  Store store(s.dir / "cache");
+  Store store(s.path() / "cache");
   CHECK(store.verify().empty());
   auto st = store.stats();
   CHECK(st.entries == keys);
@@ -487,7 +476,7 @@ TEST_CASE("rel-09: SIGKILL while 16 workers write leaves no partial entry; a rer
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    Store store(s.dir);
+    Store store(s.path());
     std::vector<std::thread> pool;
     for (int t = 0; t < 16; ++t)
       pool.emplace_back([&store, t] {
@@ -499,7 +488,7 @@ TEST_CASE("rel-09: SIGKILL while 16 workers write leaves no partial entry; a rer
     ::_exit(0);
   }
   // Wait until writes are under way, then kill mid-stream.
-  for (int i = 0; i < 200 && !fs::exists(s.dir / entry_for(0).key.substr(0, 2)); ++i)
+  for (int i = 0; i < 200 && !fs::exists(s.path() / entry_for(0).key.substr(0, 2)); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::kill(pid, SIGKILL);
@@ -507,7 +496,7 @@ TEST_CASE("rel-09: SIGKILL while 16 workers write leaves no partial entry; a rer
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFSIGNALED(status));
 
-  Store store(s.dir);
+  Store store(s.path());
   CHECK(store.verify().empty());
   for (int i = 0; i < keys; ++i)
     CHECK(store.get(entry_for(i).key).corrupt_reason.empty());

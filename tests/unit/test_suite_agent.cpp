@@ -10,44 +10,26 @@
 
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
+
+#include "test_suite_support.hpp"
 #include <gate/util/sha256.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::suite;
 
+using namespace gate::suite::test;
+
 namespace {
 
-struct SuiteDir {
-  fs::path dir;
+// A temp directory with a fixture directory and a file in it.
+struct SuiteDir : gate::testing::TempDir {
   SuiteDir() {
-    std::string t = (fs::temp_directory_path() / "gate-suite-agent-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    dir = t;
-    fs::create_directories(dir / "fx");
-    std::ofstream(dir / "fx/a.txt") << "a";
-    std::ofstream(dir / "file.txt") << "f";
-  }
-  ~SuiteDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
+    fs::create_directories(path() / "fx");
+    std::ofstream(path() / "fx/a.txt") << "a";
+    std::ofstream(path() / "file.txt") << "f";
   }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gate::Error& e) {
-    CHECK(e.code() == gate::Exit::bad_input);
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool has(const std::string& hay, const std::string& needle) {
-  bool found = hay.find(needle) != std::string::npos;
-  if (!found) MESSAGE("expected \"" << needle << "\" in: " << hay);
-  return found;
-}
 
 std::string agent_line(const std::string& agent, const std::string& checks = R"([{"type":"exit_code"}])") {
   return R"({"id":"t","kind":"agent","input":"do it","agent":)" + agent + R"(,"checks":)" + checks + "}";
@@ -59,14 +41,14 @@ TEST_CASE("an agent case resolves its command, fixture, timeout and input") {
   SuiteDir s;
   auto cases = parse_cases(
       agent_line(R"({"command":["my-agent","--x"],"fixture":"fx","timeout":5,"input":"file:in/task.txt"})"),
-      "c.jsonl", AgentContext{s.dir, nullptr, ""});
+      "c.jsonl", AgentContext{s.path(), nullptr, ""});
   REQUIRE(cases.size() == 1);
   const Case& c = cases[0];
   CHECK(c.kind == "agent");
   REQUIRE(c.agent);
   CHECK(c.agent->command == std::vector<std::string>{"my-agent", "--x"});
   CHECK(c.agent->fixture == "fx");
-  CHECK(c.agent->fixture_dir == fs::canonical(s.dir / "fx"));
+  CHECK(c.agent->fixture_dir == fs::canonical(s.path() / "fx"));
   CHECK(c.agent->timeout_s == 5);
   CHECK(c.agent->input_file == "in/task.txt");
   auto plain =
@@ -79,14 +61,14 @@ TEST_CASE("a case overrides the suite's default agent block key by key") {
   SuiteDir s;
   boost::json::object defaults{
       {"command", boost::json::array{"default-agent"}}, {"timeout", 30}, {"fixture", "fx"}};
-  AgentContext ctx{s.dir, &defaults, "m/metadata.json"};
+  AgentContext ctx{s.path(), &defaults, "m/metadata.json"};
   auto cases = parse_cases(agent_line(R"({"timeout":2})"), "c.jsonl", ctx);
   CHECK(cases[0].agent->command == std::vector<std::string>{"default-agent"});
   CHECK(cases[0].agent->timeout_s == 2);
   CHECK(cases[0].agent->input_file.empty());
   // A bad default names metadata.json and the case that used it.
   boost::json::object bad{{"command", boost::json::array{}}, {"fixture", "fx"}, {"timeout", 1}};
-  AgentContext bad_ctx{s.dir, &bad, "m/metadata.json"};
+  AgentContext bad_ctx{s.path(), &bad, "m/metadata.json"};
   std::string e = error_of([&] { parse_cases(agent_line("{}"), "c.jsonl", bad_ctx); });
   CHECK(has(e, "m/metadata.json: \"agent\" (the suite's default, used by c.jsonl:1)"));
   CHECK(has(e, "\"command\" must be a non-empty array of strings (argv; no shell), got an empty array"));
@@ -94,7 +76,7 @@ TEST_CASE("a case overrides the suite's default agent block key by key") {
 
 TEST_CASE("agent validation errors name file:line and what was expected") {
   SuiteDir s;
-  AgentContext ctx{s.dir, nullptr, ""};
+  AgentContext ctx{s.path(), nullptr, ""};
   auto err = [&](const std::string& line) { return error_of([&] { parse_cases(line, "c.jsonl", ctx); }); };
   const std::string ok_rest = R"("fixture":"fx","timeout":5)";
   CHECK(has(err(agent_line(R"({"command":"my-agent --x",)" + ok_rest + "}")),
@@ -130,7 +112,7 @@ TEST_CASE("agent validation errors name file:line and what was expected") {
 
 TEST_CASE("agent check paths must stay inside the work copy") {
   SuiteDir s;
-  AgentContext ctx{s.dir, nullptr, ""};
+  AgentContext ctx{s.path(), nullptr, ""};
   auto err = [&](const std::string& checks) {
     return error_of([&] {
       parse_cases(agent_line(R"({"command":["a"],"fixture":"fx","timeout":5})", checks), "c.jsonl", ctx);
@@ -151,23 +133,23 @@ TEST_CASE("agent check paths must stay inside the work copy") {
 TEST_CASE("metadata.json's default agent block is read, checked and written back") {
   SuiteDir s;
   const std::string cases = agent_line(R"({"timeout":3})") + "\n";
-  fs::create_directories(s.dir / "versions/v1");
-  std::ofstream(s.dir / "versions/v1/cases.jsonl") << cases;
+  fs::create_directories(s.path() / "versions/v1");
+  std::ofstream(s.path() / "versions/v1/cases.jsonl") << cases;
   const std::string meta =
       "{\"name\":\"s\",\"latest\":\"v1\",\"versions\":[{\"version\":\"v1\",\"sha256\":\"" +
       gate::sha256_hex(cases) +
       "\",\"cases\":1}],\"agent\":{\"command\":[\"ag\"],\"fixture\":\"fx\",\"timeout\":9}}";
-  std::ofstream(s.dir / "metadata.json") << meta;
-  Metadata m = read_metadata(s.dir);
+  std::ofstream(s.path() / "metadata.json") << meta;
+  Metadata m = read_metadata(s.path());
   REQUIRE(m.agent);
   CHECK(format_metadata(m).find(R"("agent": {"command":["ag"],"fixture":"fx","timeout":9})") !=
         std::string::npos);
-  Suite loaded = load(s.dir, "");
+  Suite loaded = load(s.path(), "");
   CHECK(loaded.cases[0].agent->command == std::vector<std::string>{"ag"});
   CHECK(loaded.cases[0].agent->timeout_s == 3);
-  std::ofstream(s.dir / "metadata.json")
+  std::ofstream(s.path() / "metadata.json")
       << "{\"name\":\"s\",\"latest\":\"v1\",\"versions\":[{\"version\":\"v1\",\"sha256\":\"" +
              gate::sha256_hex(cases) + "\",\"cases\":1}],\"agent\":{\"timeout\":-1}}";
-  CHECK(has(error_of([&] { read_metadata(s.dir); }),
+  CHECK(has(error_of([&] { read_metadata(s.path()); }),
             "metadata.json: \"agent\": \"timeout\" must be a number of seconds > 0"));
 }

@@ -8,7 +8,11 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
 
+#include "test_suite_support.hpp"
+
 using gate::suite::parse_cases;
+
+using namespace gate::suite::test;
 
 namespace {
 
@@ -19,25 +23,8 @@ std::string line(const std::string& id) {
   return R"({"id":")" + id + R"(","input":"hi","checks":[{"type":"contains","value":"x"}]})";
 }
 
-// The message of the bad_input error `f` throws, or "<no error>".
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gate::Error& e) {
-    CHECK(e.code() == gate::Exit::bad_input);
-    return e.what();
-  }
-  return "<no error>";
-}
-
 std::string parse_error(const std::string& text) {
   return error_of([&] { parse_cases(text, k_where); });
-}
-
-bool has(const std::string& hay, const std::string& needle) {
-  bool found = hay.find(needle) != std::string::npos;
-  if (!found) MESSAGE("expected \"" << needle << "\" in: " << hay);
-  return found;
 }
 
 } // namespace

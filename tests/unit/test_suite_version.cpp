@@ -11,10 +11,14 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+
+#include "test_suite_support.hpp"
 #include <gate/util/sha256.hpp>
 
 namespace fs = std::filesystem;
 using namespace gate::suite;
+
+using namespace gate::suite::test;
 
 namespace {
 
@@ -32,45 +36,29 @@ struct Scratch {
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
 };
 
-std::string line(const std::string &id) {
+std::string line(const std::string& id) {
   return R"({"id":")" + id + R"(","input":"hi","checks":[{"type":"contains","value":"x"}]})";
 }
 
 std::string cases_text(std::initializer_list<std::string> ids) {
   std::string out;
-  for (const auto &id : ids)
+  for (const auto& id : ids)
     out += line(id) + "\n";
   return out;
 }
 
-void write(const fs::path &p, const std::string &text) {
+void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   gate::write_file_atomically(p, text);
 }
 
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const gate::Error &e) {
-    CHECK(e.code() == gate::Exit::bad_input);
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool has(const std::string &hay, const std::string &needle) {
-  bool found = hay.find(needle) != std::string::npos;
-  if (!found) MESSAGE("expected \"" << needle << "\" in: " << hay);
-  return found;
-}
-
 // A suite written by hand (not by create()), so load() is tested apart
 // from the writer.
-void hand_made_suite(const fs::path &dir, const std::string &v1, const std::string &v2) {
+void hand_made_suite(const fs::path& dir, const std::string& v1, const std::string& v2) {
   write(dir / "versions/v1/cases.jsonl", v1);
   write(dir / "versions/v2/cases.jsonl", v2);
   write(dir / "metadata.json", R"({"name": "demo", "latest": "v2", "versions": [)"
@@ -149,11 +137,11 @@ TEST_CASE("metadata.json is validated field by field") {
   Scratch s;
   const std::string meta = (s.dir / "metadata.json").string();
   const std::string h = std::string(64, 'a');
-  auto err_with = [&](const std::string &text) {
+  auto err_with = [&](const std::string& text) {
     write(s.dir / "metadata.json", text);
     return error_of([&] { read_metadata(s.dir); });
   };
-  auto version = [&](const std::string &v) { return R"({"name":"n","latest":"v1","versions":[)" + v + "]}"; };
+  auto version = [&](const std::string& v) { return R"({"name":"n","latest":"v1","versions":[)" + v + "]}"; };
   const std::string ok_v1 = R"({"version":"v1","sha256":")" + h + R"(","cases":1})";
 
   CHECK(has(error_of([&] { read_metadata(s.dir); }), meta + ": not found"));
