@@ -5,6 +5,7 @@
 #include <gate/cli/common.hpp>
 #include <gate/ingest/ingest.hpp>
 #include <gate/render/markdown.hpp>
+#include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
@@ -51,8 +52,12 @@ int cmd_analyze(const Args& args) {
       "map", po::value<std::vector<std::string>>()->composing(),
       "field=path: read a field from another (dotted) path; repeatable")(
       "pass-threshold", po::value<double>(), "a numeric reward at or above this passes (1 always passes)")(
-      "suite-name", po::value<std::string>()->default_value("external"), "suite name in the report")(
-      "suite-version", po::value<std::string>()->default_value("unversioned"), "suite version in the report")(
+      "suite-name", po::value<std::string>()->default_value(report::k_unnamed_suite),
+      "suite name in the report")("suite-version",
+                                  po::value<std::string>()->default_value(report::k_unnamed_version),
+                                  "suite version in the report")(
+      "max-errored-runs-pct", po::value<double>()->default_value(config::Thresholds{}.max_errored_runs_pct),
+      "above this % of errored runs the logs measured nothing: exit 3 after writing the report")(
       "token-band-pct", po::value<double>()->default_value(25.0),
       "token band around each task's median, in %")("include-polluted",
                                                     "count route-polluted tasks in the consistency gap")(
@@ -90,13 +95,20 @@ int cmd_analyze(const Args& args) {
   report::write(r, dir / "report.json");
   write_file_atomically(dir / "report.md", render::report_markdown(r));
   const auto& s = r.stats;
+  const report::Measured measured = report::measured(r);
   std::cout << redact(r.suite.name + " " + r.suite.version + " (from " + std::to_string(inputs.size()) +
                       (inputs.size() == 1 ? " log" : " logs") + "): " + std::to_string(r.tasks.size()) +
                       " tasks, " + std::to_string(s.total_runs) + " runs, success " +
-                      fixed(s.overall.success_rate * 100) + "%, consistency gap " +
-                      fixed(s.consistency_gap_pp) + "pp, " + std::to_string(s.polluted_tasks) +
+                      report::success_text(r, measured) + ", consistency gap " + fixed(s.consistency_gap_pp) +
+                      "pp, " + (s.polluted_tasks ? std::to_string(*s.polluted_tasks) : std::string("n/a")) +
                       " route-polluted tasks, " + std::to_string(s.errored_runs) + " errored")
             << "\nreport: " << (dir / "report.json").string() << "\n";
+  const double max_errored = vm["max-errored-runs-pct"].as<double>();
+  if (!report::can_judge(measured, max_errored)) {
+    std::cerr << "gate: error: could not measure: " << redact(report::errors_text(measured))
+              << ", above --max-errored-runs-pct " << fixed(max_errored) << "%\n";
+    return static_cast<int>(Exit::cannot_run);
+  }
   return 0;
 }
 

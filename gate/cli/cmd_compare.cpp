@@ -6,10 +6,13 @@
 #include <gate/cli/verdict_output.hpp>
 #include <gate/compare/compare.hpp>
 #include <gate/render/verdict_markdown.hpp>
+#include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
+#include <gate/util/redact.hpp>
 
 namespace gate::cli {
 
@@ -112,8 +115,8 @@ int cmd_baseline(const Args& args) {
   desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "update")(
       "report,r", po::value<std::string>()->required(), "the report to promote")(
       "baseline,b", po::value<std::string>(), "the baseline file (default: `baseline` in gate.yaml)")(
-      "config,c", po::value<std::string>(),
-      "the gate.yaml naming the baseline")("force", "replace the baseline even when the suite changed");
+      "config,c", po::value<std::string>(), "the gate.yaml naming the baseline")(
+      "force", "replace the baseline even when the suite changed or the report's runs mostly errored");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;
@@ -131,17 +134,30 @@ int cmd_baseline(const Args& args) {
   if (!next.complete)
     throw Error(Exit::bad_input, r_file.string() + ": the report is incomplete (" + next.incomplete_reason +
                                      "); an interrupted run cannot become the baseline");
+  const bool force = vm.count("force") != 0;
+  const double max_errored =
+      cfg ? cfg->thresholds.max_errored_runs_pct : config::Thresholds{}.max_errored_runs_pct;
+  if (const report::Measured m = report::measured(next); !report::can_judge(m, max_errored)) {
+    const std::string what = r_file.string() + ": " + report::errors_text(m) +
+                             ", above thresholds.max_errored_runs_pct " + fixed(max_errored, 1) + "%";
+    if (!force)
+      throw Error(Exit::bad_input, what + "; a baseline of errors would make every later comparison "
+                                          "meaningless (pass --force to promote it anyway)");
+    std::cerr << "gate: warning: --force: promoting a report that could not measure the suite: "
+              << redact(what) << "\n";
+  }
 
   if (fs::exists(b_file)) {
     report::Report old = read_report(b_file, "baseline", report::ReadOptions{false});
     const bool suite_changed = old.suite.name != next.suite.name || old.suite.version != next.suite.version ||
                                old.suite.sha256 != next.suite.sha256;
-    if (suite_changed && vm.count("force") == 0)
+    if (suite_changed && !force)
       throw Error(Exit::bad_input, "the suite changed (" + old.suite.name + " " + old.suite.version + " → " +
                                        next.suite.name + " " + next.suite.version +
                                        "); pass --force to replace the baseline anyway");
     compare::Options o = compare_options(vm, cfg ? &*cfg : nullptr);
     o.allow_suite_change = true;
+    o.allow_partial = true; // the old baseline may predate the rule; the new one is checked above
     compare::Verdict v = compare::compare(old, next, o);
     std::cout << "What changes against the current baseline:\n\n"
               << render::verdict_markdown(v, {65536, r_file.filename().string()}) << "\n";

@@ -12,6 +12,7 @@
 #include <gate/net/http_client.hpp>
 #include <gate/render/junit.hpp>
 #include <gate/render/markdown.hpp>
+#include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
 #include <gate/run/assemble.hpp>
 #include <gate/run/runner.hpp>
@@ -253,15 +254,26 @@ RunResult run_from_options(const po::variables_map& vm) {
   if (form_error) std::rethrow_exception(form_error);
 
   const auto& st = r.stats;
+  const report::Measured measured = report::measured(r);
+  // Over the measured runs only: an aborted or rate-limited run says how
+  // much of the suite it measured, and a rate over nothing is n/a.
+  std::string over = std::to_string(r.tasks.size()) + " tasks x " + std::to_string(cfg.runs) + " runs";
+  if (!r.complete || measured.errored > 0)
+    over = std::to_string(measured.measured()) + " measured runs of " + std::to_string(st.overall.tasks) +
+           " tasks";
+  std::string success = report::success_text(r, measured);
+  if (measured.measured() > 0) {
+    char interval[64];
+    std::snprintf(interval, sizeof interval, " [%.1f, %.1f]", st.overall.interval.low * 100,
+                  st.overall.interval.high * 100);
+    success += interval;
+  }
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s %s: success %.1f%% [%.1f, %.1f] over %lld tasks x %d runs; consistency gap %.1fpp; "
-                "%lld of %lld runs replayed; %lld errored",
-                r.suite.name.c_str(), r.suite.version.c_str(), st.overall.success_rate * 100,
-                st.overall.interval.low * 100, st.overall.interval.high * 100,
-                static_cast<long long>(r.tasks.size()), cfg.runs, st.consistency_gap_pp,
-                static_cast<long long>(st.cache_hits), static_cast<long long>(st.total_runs),
-                static_cast<long long>(st.errored_runs));
+                "%s %s: success %s over %s; consistency gap %.1fpp; %lld of %lld runs replayed; %lld errored",
+                r.suite.name.c_str(), r.suite.version.c_str(), success.c_str(), over.c_str(),
+                st.consistency_gap_pp, static_cast<long long>(st.cache_hits),
+                static_cast<long long>(st.total_runs), static_cast<long long>(st.errored_runs));
   std::string summary = line;
   if (r.resumed) {
     // The time comes from a file on disk: no control byte reaches the terminal.
@@ -278,6 +290,12 @@ RunResult run_from_options(const po::variables_map& vm) {
   } else if (int code = stop_exit_code(); code != 0) {
     std::cerr << "gate: interrupted; partial report marked incomplete. Rerun to resume from the cache.\n";
     result.code = code;
+  } else if (measured.runs > 0 && !report::can_judge(measured, cfg.thresholds.max_errored_runs_pct)) {
+    // (An empty shard of a small suite ran nothing and is not an error.)
+    std::cerr << "gate: error: could not measure: " << redact(report::errors_text(measured))
+              << ", above thresholds.max_errored_runs_pct " << cfg.thresholds.max_errored_runs_pct
+              << "%; errored runs are neither passes nor failures, so nothing is judged\n";
+    result.code = static_cast<int>(Exit::cannot_run);
   }
   return result;
 }

@@ -79,6 +79,7 @@ std::string elo_section(const po::variables_map& vm, const report::Report& basel
 
 void add_compare_options(po::options_description& d) {
   d.add_options()("allow-suite-change", "compare reports of different suite versions (common tasks only)")(
+      "allow-partial", "compare an interrupted, sharded or partly merged report (the verdict says what it covers)")(
       "include-polluted", "count route-polluted tasks in the consistency gap")(
       "alpha", po::value<double>(), "significance level for the whole gate (default 0.05)")(
       "max-new-failures", po::value<std::string>(), "strict rule: fail when more tasks flip than this (\"off\" unsets)")(
@@ -117,6 +118,7 @@ compare::Options compare_options(const po::variables_map& vm, const config::Conf
     }
   }
   o.allow_suite_change = vm.count("allow-suite-change") != 0;
+  o.allow_partial = vm.count("allow-partial") != 0;
   o.include_polluted = o.include_polluted || vm.count("include-polluted") != 0;
   return o;
 }
@@ -161,6 +163,7 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
     // in the files.
     std::cout << redact(v.headline) << "\n";
     for (const auto& r : v.reasons) std::cout << "  - " << redact(r) << "\n";
+    for (const auto& r : v.inconclusive) std::cout << "  ? " << redact(r) << "\n";
     for (const auto& w : v.warnings) std::cout << "  ! " << redact(w) << "\n";
     if (!files.markdown.empty()) std::cout << "verdict: " << files.markdown.string() << "\n";
   } else {

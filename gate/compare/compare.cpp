@@ -7,6 +7,7 @@
 
 #include <gate/compare/detail.hpp>
 #include <gate/compare/stats.hpp>
+#include <gate/report/measured.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
 
@@ -46,15 +47,40 @@ std::vector<std::size_t> by_id(const report::Report& r, const char* side) {
   return order;
 }
 
-// Every run of both sides sent one request fingerprint, and every current run
-// was served from the cache: the responses are the baseline's own.
-bool inputs_unchanged(const Task& b, const Task& a) {
-  if (b.runs.empty() || a.runs.empty()) return false;
+// METRICS.md "Unchanged inputs": every run of both sides sent one request
+// fingerprint, and each current run gave the answer of the baseline's run of
+// the same replica. Then nothing that could vary did, and an outcome change
+// is the checks' doing. Same requests, other answers from the cache: the
+// entries were recorded again since the baseline, so the runs are fresh
+// samples.
+struct Inputs {
+  bool unchanged = false;
+  bool rerecorded = false;
+  bool fingerprints = true; // both sides carry request fingerprints
+};
+
+Inputs classify_inputs(const Task& b, const Task& a) {
+  Inputs in;
+  if (b.runs.empty() || a.runs.empty()) return in;
   const std::string& fp = b.runs.front().fingerprint;
-  if (fp.empty()) return false; // imported runs without fingerprints prove nothing
+  if (fp.empty()) { // imported runs without fingerprints prove nothing
+    in.fingerprints = false;
+    return in;
+  }
   auto same = [&](const Run& r) { return r.fingerprint == fp; };
-  return std::all_of(a.runs.begin(), a.runs.end(), [&](const Run& r) { return r.cache_hit && same(r); }) &&
-         std::all_of(b.runs.begin(), b.runs.end(), same);
+  if (!std::all_of(a.runs.begin(), a.runs.end(), same) || !std::all_of(b.runs.begin(), b.runs.end(), same))
+    return in;
+  bool all_equal = true, replayed_other = false;
+  for (const Run& r : a.runs) {
+    auto it = std::find_if(b.runs.begin(), b.runs.end(), [&](const Run& x) { return x.index == r.index; });
+    const bool equal = it != b.runs.end() && !r.errored() && !it->errored() && !r.answer_sha256.empty() &&
+                       r.answer_sha256 == it->answer_sha256;
+    all_equal = all_equal && equal;
+    replayed_other = replayed_other || (!equal && r.cache_hit && it != b.runs.end() && !r.errored());
+  }
+  in.unchanged = all_equal;
+  in.rerecorded = !all_equal && replayed_other;
+  return in;
 }
 
 // Upstream text shortened for a verdict: redacted before it is cut, so a
@@ -98,6 +124,7 @@ int order_class(const TaskDiff& t) {
 struct Paired {
   std::vector<Pair> pairs;
   std::vector<std::string> added, removed;
+  bool fingerprints = true;
 };
 
 Paired pair_tasks(const report::Report& b, const report::Report& a) {
@@ -116,7 +143,13 @@ Paired pair_tasks(const report::Report& b, const report::Report& a) {
       out.added.push_back(ta->id);
       ++j;
     } else {
-      out.pairs.push_back({tb, ta, &b.task_stats[ob[i]], &a.task_stats[oa[j]], inputs_unchanged(*tb, *ta)});
+      Pair p{tb, ta, &b.task_stats[ob[i]], &a.task_stats[oa[j]]};
+      p.measured = p.sb->n > 0 && p.sa->n > 0;
+      const Inputs in = classify_inputs(*tb, *ta);
+      p.inputs_unchanged = p.measured && in.unchanged;
+      p.rerecorded = p.measured && in.rerecorded;
+      out.fingerprints = out.fingerprints && in.fingerprints;
+      out.pairs.push_back(p);
       ++i;
       ++j;
     }
@@ -141,7 +174,7 @@ PerTaskTests fisher_family(const std::vector<Pair>& pairs) {
   std::vector<double> less, greater;
   for (std::size_t i = 0; i < m; ++i) {
     const TaskStats &sb = *pairs[i].sb, &sa = *pairs[i].sa;
-    if (sb.n == 0 || sa.n == 0) continue;
+    if (!pairs[i].measured) continue;
     // A tail that spans the whole support of X is exactly 1; most tasks of a
     // large suite sit there (all pass now, or all failed before), and the
     // shortcut keeps 100,000 tasks cheap.
@@ -172,7 +205,8 @@ TaskDiff diff_task(const Pair& p, double p_less, double p_greater, double q_less
   d.c_a = sa.c;
   d.n_a = sa.n;
   d.inputs_unchanged = p.inputs_unchanged;
-  bool both = sb.n > 0 && sa.n > 0;
+  d.rerecorded = p.rerecorded;
+  const bool both = p.measured;
   // A side whose runs all errored says nothing about the agent: errors are
   // gated by the error rate, not here.
   d.flipped = both && sb.c == sb.n && sa.c < sa.n;
@@ -184,6 +218,7 @@ TaskDiff diff_task(const Pair& p, double p_less, double p_greater, double q_less
   d.fixed = !d.regressed && (detail::below_alpha(q_greater, alpha) || (p.inputs_unchanged && higher));
   d.became_flaky = both && !sb.mixed && sa.mixed;
   d.became_stable = both && sb.mixed && !sa.mixed;
+  d.stable_failing = d.became_stable && sa.c == 0;
   d.p_value = d.fixed ? p_greater : p_less;
   d.q_value = d.fixed ? q_greater : q_less;
   return d;
@@ -199,6 +234,7 @@ std::vector<ScenarioRow> scenarios(const std::vector<Pair>& pairs) {
   };
   std::map<std::string, Acc> by;
   for (const Pair& p : pairs) {
+    if (!p.measured) continue;
     Acc& a = by[p.cur->scenario];
     a.cb += p.sb->c;
     a.nb += p.sb->n;
@@ -217,6 +253,16 @@ std::vector<ScenarioRow> scenarios(const std::vector<Pair>& pairs) {
 
 } // namespace
 
+const char* to_string(Status s) {
+  switch (s) {
+  case Status::passed: return "passed";
+  case Status::failed: return "failed";
+  case Status::inconclusive: return "inconclusive";
+  case Status::unmeasured: return "could not measure";
+  }
+  return "?";
+}
+
 Verdict compare(const report::Report& baseline, const report::Report& current, const Options& o) {
   double alpha = o.thresholds.alpha;
   if (!(alpha > 0 && alpha < 1))
@@ -224,6 +270,8 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   Verdict v;
   v.alpha = alpha;
   v.max_new_failures = o.thresholds.max_new_failures;
+  v.on_inconclusive = o.thresholds.on_inconclusive;
+  v.max_errored_runs_pct = o.thresholds.max_errored_runs_pct;
   v.baseline_suite = baseline.suite;
   v.current_suite = current.suite;
   std::string suite_warning = detail::check_suites(baseline.suite, current.suite, o.allow_suite_change);
@@ -232,28 +280,41 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   const std::vector<Pair>& pairs = paired.pairs;
   v.added = std::move(paired.added);
   v.removed = std::move(paired.removed);
-  v.paired = static_cast<std::int64_t>(pairs.size());
+  v.fingerprints_known = paired.fingerprints;
+  v.coverage =
+      detail::check_coverage(baseline, current, static_cast<std::int64_t>(pairs.size()), o.allow_partial);
 
-  detail::RouteDiff routes = detail::diff_routes(baseline, current, pairs);
+  // Nothing measured is not a pass (METRICS.md "Measured runs").
+  const double max_errored = o.thresholds.max_errored_runs_pct;
+  if (!report::can_judge(report::measured(baseline), max_errored) ||
+      !report::can_judge(report::measured(current), max_errored))
+    return detail::unmeasured_verdict(std::move(v), baseline, current);
+
+  detail::RouteDiff routes = detail::diff_routes(baseline, current);
   v.route_diff = routes.lines;
   if (!v.route_diff.empty()) v.warnings.push_back("routes differ: " + detail::join(v.route_diff, ", "));
   if (!suite_warning.empty()) v.warnings.push_back(suite_warning);
-  detail::add_incomplete(baseline, "baseline", v.warnings);
-  detail::add_incomplete(current, "current", v.warnings);
+  if (!v.coverage.empty()) v.warnings.push_back("partial comparison: " + v.coverage);
 
   // The suite metrics need only the pairs: for a large suite they are
   // measured on a second core while this one judges the tasks. A failure
   // of either is reported as it would be in sequence: the per-task part's
   // first (get() is not reached; the future's destructor waits).
   const bool in_parallel = pairs.size() >= parallel_above;
-  std::future<std::vector<MetricRow>> rows;
+  std::future<std::vector<detail::RowCalc>> rows;
   if (in_parallel)
     rows = std::async(std::launch::async, [&] { return detail::metric_rows(baseline, current, pairs, o); });
 
   PerTaskTests tests = fisher_family(pairs);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
+    if (!p.measured) {
+      v.unmeasured.push_back(p.cur->id);
+      continue;
+    }
+    ++v.paired;
     if (p.inputs_unchanged) ++v.unchanged_inputs;
+    if (p.rerecorded) ++v.rerecorded;
     TaskDiff d =
         diff_task(p, tests.p_less[i], tests.p_greater[i], tests.q_less[i], tests.q_greater[i], alpha);
     v.flips += d.flipped;
@@ -272,14 +333,29 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
     int cx = order_class(x), cy = order_class(y);
     return cx != cy ? cx < cy : x.id < y.id;
   });
+  if (!v.unmeasured.empty())
+    v.warnings.push_back(std::to_string(v.unmeasured.size()) +
+                         " paired tasks have no measured run on a side (every run errored) and are left out");
+  if (v.rerecorded > 0)
+    v.warnings.push_back(
+        std::to_string(v.rerecorded) +
+        " tasks were re-recorded since the baseline (same requests, other replayed answers): "
+        "they are tested as fresh samples; refresh the baseline with `gate baseline update` "
+        "once the cache is settled");
 
-  v.metrics = in_parallel ? rows.get() : detail::metric_rows(baseline, current, pairs, o);
-  detail::gate_rows(v.metrics, o.thresholds);
+  v.metrics = detail::gate_rows(in_parallel ? rows.get() : detail::metric_rows(baseline, current, pairs, o),
+                                o.thresholds);
   v.scenarios = scenarios(pairs);
 
   v.reasons = detail::reasons(v);
-  v.passed = v.reasons.empty();
-  v.exit = v.passed ? Exit::pass : Exit::threshold;
+  v.inconclusive = detail::inconclusive_reasons(v);
+  if (!v.reasons.empty()) {
+    v.status = Status::failed;
+    v.exit = Exit::threshold;
+  } else if (!v.inconclusive.empty()) {
+    v.status = Status::inconclusive;
+    v.exit = o.thresholds.on_inconclusive == "fail" ? Exit::threshold : Exit::pass;
+  }
   v.headline = detail::headline(v, routes.fields);
   return v;
 }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,10 @@ struct Pair {
   const results::Task* cur = nullptr;
   const metrics::TaskStats* sb = nullptr;
   const metrics::TaskStats* sa = nullptr;
-  bool inputs_unchanged = false;
+  bool measured = false;         // a measured (non-errored) run on each side
+  bool inputs_unchanged = false; // TaskDiff::inputs_unchanged
+  bool rerecorded = false;       // TaskDiff::rerecorded
+  bool affected() const { return measured && !inputs_unchanged; }
 };
 
 // Above this many non-zero differences the sign-flip test uses the normal
@@ -35,6 +40,7 @@ inline constexpr std::size_t sign_flip_normal_above = 2000;
 
 struct OneSided {
   double p_less = 1, p_greater = 1;
+  double min_p = 1;   // the smallest p either tail could reach over these |d_i|
   std::string method; // "sign-flip exact", "sign-flip Monte Carlo (20000, seeded)", "sign-flip normal limit"
 };
 
@@ -43,39 +49,67 @@ struct OneSided {
 // p_less = Φ(Σd / √Σd²).
 OneSided sign_flip(const std::vector<double>& d);
 
+// A measured row and how to find its noise floor: the floor depends on the
+// one-sided level the row is tested at, which Holm sets only once the
+// family of gated rows is known.
+struct RowCalc {
+  MetricRow row;
+  std::function<std::optional<double>(double level)> floor = {};
+};
+
 // The six rows in a fixed order (success_rate, consistency_gap, pass_hat_k,
 // tokens_per_task, p95_latency, error_rate), measured but not yet gated.
-std::vector<MetricRow> metric_rows(const report::Report& baseline, const report::Report& current,
-                                   const std::vector<Pair>& pairs, const Options& o);
+std::vector<RowCalc> metric_rows(const report::Report& baseline, const report::Report& current,
+                                 const std::vector<Pair>& pairs, const Options& o);
 
-// Sets threshold, gated, p_adjusted (Holm over the gated rows), crossed,
-// significant and failed.
-void gate_rows(std::vector<MetricRow>& rows, const config::Thresholds& t);
+// Sets threshold, gated, p_adjusted (Holm over the gated rows), the noise
+// floor at the row's Holm level alpha / (gated rows), crossed, significant,
+// failed and inconclusive.
+std::vector<MetricRow> gate_rows(std::vector<RowCalc> rows, const config::Thresholds& t);
+
+// The fewest non-zero task differences with which a test whose best p is
+// 2^-m can reach `alpha` after Holm over `family` metrics.
+std::int64_t tasks_needed(double alpha, std::size_t family);
 
 // "" when the suites match; the warning to show when they differ and
-// `allow` is set; Error(bad_input) naming both values otherwise.
+// `allow` is set; Error(bad_input) naming both values otherwise. Two reports
+// that both carry gate analyze's default name are not known to be of one
+// suite either.
 std::string check_suites(const report::SuiteInfo& baseline, const report::SuiteInfo& current, bool allow);
+
+// "" for a report of the whole suite; else what it is ("interrupted: …",
+// "shard 2/4").
+std::string partial_reason(const report::Report& r);
+
+// Refuses a partial report unless `allow` (Error(bad_input) naming what is
+// missing); with it, returns the verdict's coverage line ("" when both
+// reports are whole).
+std::string check_coverage(const report::Report& baseline, const report::Report& current, std::int64_t paired,
+                           bool allow);
 
 struct RouteDiff {
   std::vector<std::string> lines;  // "model: a → b", values redacted
   std::vector<std::string> fields; // the field names, sorted
 };
 
-// The configured routes compared, then the runs' own routes (each current
-// run against its task's first baseline run) for fields the configured
-// routes do not already show.
-RouteDiff diff_routes(const report::Report& baseline, const report::Report& current,
-                      const std::vector<Pair>& pairs);
-
-// Adds a warning when `r` is incomplete.
-void add_incomplete(const report::Report& r, const std::string& side, std::vector<std::string>& warnings);
+// The configured routes compared, then each side's modal run route for
+// fields the configured routes do not already show; concurrency and the
+// fields either side varies with the run index by design are left out.
+RouteDiff diff_routes(const report::Report& baseline, const report::Report& current);
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator);
 
 // One line per failed rule: metrics in row order, regressed tasks, new failures.
 std::vector<std::string> reasons(const Verdict& v);
 
+// One line per inconclusive row: what moved, why no test could call it,
+// what would.
+std::vector<std::string> inconclusive_reasons(const Verdict& v);
+
 // The verdict's first line, with the route warning in front when routes differ.
 std::string headline(const Verdict& v, const std::vector<std::string>& route_fields);
+
+// A side whose runs mostly errored: the verdict that says so (exit cannot_run).
+Verdict unmeasured_verdict(Verdict v, const report::Report& baseline, const report::Report& current);
 
 } // namespace gate::compare::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -27,166 +28,270 @@ MetricRow make_row(std::string key, std::string name, std::string unit, std::str
   return row;
 }
 
-bool has_runs(const Pair& p) { return p.sb->n > 0 && p.sa->n > 0; }
-
-// delta and its 95% interval from per-task differences, scaled into the row's unit.
-void set_delta(MetricRow& row, const std::vector<double>& d, double scale) {
-  MeanInterval mi = mean_diff_interval(d);
-  row.delta = mi.mean * scale;
-  row.delta_interval = {mi.interval.low * scale, mi.interval.high * scale};
+void unavailable(MetricRow& row, std::string why) {
+  row.available = false;
+  row.unavailable = std::move(why);
 }
 
+double mean(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x)
+    s += v;
+  return x.empty() ? 0.0 : s / static_cast<double>(x.size());
+}
+
+// One task's value on each side, for a row whose per-task values lie in
+// [0, 1] (a rate, a gap, an error share).
+struct PairValue {
+  double b = 0, a = 0;
+  bool in_scope = false; // affected: the test, Δ, interval and floor are over these
+};
+
 // The one-sided "worse" p-value of the sign-flip test on `d`.
-void set_test(MetricRow& row, const std::vector<double>& d, bool greater_is_worse, const std::string& over) {
+void set_sign_flip(MetricRow& row, const std::vector<double>& d, bool greater_is_worse,
+                   const std::string& over) {
   OneSided s = sign_flip(d);
   row.p_value = greater_is_worse ? s.p_greater : s.p_less;
+  row.min_p = s.min_p;
   row.test = s.method + " over " + std::to_string(d.size()) + " " + over;
 }
 
-MetricRow success_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs,
-                      double alpha) {
-  MetricRow row = make_row("success_rate", "success rate", "pp", "%");
-  row.baseline = 100 * b.stats.overall.success_rate;
-  row.current = 100 * a.stats.overall.success_rate;
-  std::vector<double> all, affected;
+// Baseline and current over every pair given, Δ over the scope with its 95%
+// interval clipped to what the scope's values allow (each in [0, 1]), the
+// paired test over the scope. Values in percentage points.
+void fill_unit_row(MetricRow& row, const std::vector<PairValue>& values, bool greater_is_worse,
+                   bool sign_flip_test = true) {
+  std::vector<double> b, a, d, scope_b;
+  for (const PairValue& v : values) {
+    b.push_back(v.b);
+    a.push_back(v.a);
+    if (!v.in_scope) continue;
+    d.push_back(v.a - v.b);
+    scope_b.push_back(v.b);
+  }
+  row.tasks = static_cast<std::int64_t>(values.size());
+  row.baseline = 100 * mean(b);
+  row.current = 100 * mean(a);
+  row.suite_delta = row.current - row.baseline;
+  row.scope_tasks = static_cast<std::int64_t>(d.size());
+  if (d.empty()) {
+    row.test = "no affected task: every paired task gave its baseline's answers";
+    return;
+  }
+  MeanInterval mi = mean_diff_interval(d);
+  // The current scope mean lies in [0, 1], so Δ lies in [−mean_b, 1 − mean_b].
+  const double mb = mean(scope_b);
+  row.delta = 100 * mi.mean;
+  row.delta_interval = {100 * std::max(mi.interval.low, -mb), 100 * std::min(mi.interval.high, 1 - mb)};
+  if (sign_flip_test) set_sign_flip(row, d, greater_is_worse, "affected tasks");
+}
+
+// METRICS.md "Common k": the run count that most measured tasks of a side
+// have, the smaller of the two sides'. Rows that depend on k compare both
+// sides there, through the unbiased per-task estimators.
+std::int64_t common_k(const std::vector<Pair>& pairs) {
+  std::vector<std::int64_t> nb, na;
+  for (const Pair& p : pairs)
+    if (p.measured) {
+      nb.push_back(p.sb->n);
+      na.push_back(p.sa->n);
+    }
+  if (nb.empty()) return 0;
+  return std::min(metrics::common_runs(nb), metrics::common_runs(na));
+}
+
+// Pairs measured with at least k runs on each side.
+bool has_k(const Pair& p, std::int64_t k) { return p.measured && p.sb->n >= k && p.sa->n >= k; }
+
+std::string left_out_text(std::int64_t below_k, std::int64_t k) {
+  if (below_k == 0) return "";
+  return "; " + std::to_string(below_k) + " tasks with fewer than " + std::to_string(k) +
+         " measured runs left out";
+}
+
+RowCalc success_row(const std::vector<Pair>& pairs) {
+  RowCalc calc{make_row("success_rate", "success rate", "pp", "%")};
+  MetricRow& row = calc.row;
+  std::vector<PairValue> values;
   std::vector<PassCount> floor_base;
   std::int64_t runs_current = 0;
   for (const Pair& p : pairs) {
-    if (!has_runs(p)) continue;
-    double d = p.sa->rate - p.sb->rate;
-    all.push_back(d);
-    // Replayed tasks cannot move by chance; a change there is a grader
-    // change, flagged per task, and would only dilute the test.
-    if (p.inputs_unchanged) continue;
-    affected.push_back(d);
+    if (!p.measured) continue;
+    values.push_back({p.sb->rate, p.sa->rate, p.affected()});
+    if (!p.affected()) continue;
     floor_base.push_back({p.sb->c, p.sb->n});
     runs_current = std::max(runs_current, p.sa->n);
   }
-  // Δ is the mean per-task difference over every paired task with runs: the
-  // quantity the paired test is about, equal to current − baseline when both
-  // reports hold the same tasks with the same run counts.
-  set_delta(row, all, 100);
-  if (affected.empty()) {
-    row.test = "no affected task with runs in both reports";
-    return row;
+  if (values.empty()) {
+    unavailable(row, "no paired task has a measured run in both reports");
+    return calc;
   }
-  set_test(row, affected, false, "affected tasks");
+  fill_unit_row(row, values, false);
+  if (floor_base.empty()) return calc;
   // The floor of the test actually run: over the affected tasks, whose
   // baseline counts estimate the per-task noise.
-  NoiseFloor nf = detectable_change(floor_base, runs_current, alpha);
-  if (std::isfinite(nf.drop_pp)) row.noise_floor = nf.drop_pp;
-  return row;
+  calc.floor = [floor_base, runs_current](double level) -> std::optional<double> {
+    NoiseFloor nf = detectable_change(floor_base, runs_current, level);
+    if (!std::isfinite(nf.drop_pp)) return std::nullopt;
+    return nf.drop_pp;
+  };
+  return calc;
 }
 
-MetricRow gap_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs,
-                  const Options& o) {
-  MetricRow row = make_row("consistency_gap", "consistency gap", "pp", "pp");
+RowCalc gap_row(const std::vector<Pair>& pairs, std::int64_t k, const Options& o) {
+  RowCalc calc{make_row("consistency_gap", "consistency gap", "pp", "pp")};
+  MetricRow& row = calc.row;
   row.higher_is_better = false;
-  row.baseline = b.stats.consistency_gap_pp;
-  row.current = a.stats.consistency_gap_pp;
-  std::vector<double> d;
-  std::int64_t became_mixed = 0, became_consistent = 0, base_mixed = 0;
+  if (k < 2) {
+    unavailable(row, "a single measured run per task has no consistency gap");
+    return calc;
+  }
+  row.k = k;
+  std::vector<PairValue> values;
+  std::int64_t below_k = 0, became_mixed = 0, became_consistent = 0;
+  bool binary = true;
   for (const Pair& p : pairs) {
-    if (!has_runs(p)) continue;
+    if (!p.measured) continue;
+    if (!has_k(p, k)) {
+      ++below_k;
+      continue;
+    }
     // As in the report's own gap: a task whose runs took different routes
     // is mixed for a reason that is not the model's.
     if (!o.include_polluted && (p.sb->route_polluted || p.sa->route_polluted)) continue;
-    int mb = p.sb->mixed ? 1 : 0, ma = p.sa->mixed ? 1 : 0;
-    d.push_back(ma - mb);
-    became_mixed += ma > mb;
-    became_consistent += mb > ma;
-    base_mixed += mb;
+    auto gap = [k](const TaskStats& s) {
+      return metrics::pass_at_k(s.n, s.c, k) - metrics::pass_hat_k(s.n, s.c, k);
+    };
+    PairValue v{gap(*p.sb), gap(*p.sa), p.affected()};
+    values.push_back(v);
+    if (!v.in_scope) continue;
+    const double d = v.a - v.b;
+    binary = binary && (d == 0 || d == 1 || d == -1);
+    became_mixed += d > 0;
+    became_consistent += d < 0;
   }
-  set_delta(row, d, 100);
-  if (d.empty()) {
-    row.test = "no paired task with runs in both reports";
-    return row;
+  if (values.empty()) {
+    unavailable(row, "no paired task has " + std::to_string(k) + " measured runs in both reports");
+    return calc;
   }
-  row.p_value = mcnemar_exact(became_mixed, became_consistent).p_more;
-  row.test = "McNemar exact over " + std::to_string(d.size()) + " tasks (" + std::to_string(became_mixed) +
-             " became mixed, " + std::to_string(became_consistent) + " became consistent)";
-  // Noise floor. Given its true rate a task is mixed with some probability
-  // q_i, independently in the two reports, so Var(d_i) = 2q_i(1−q_i) and the
-  // mean over tasks is at most 2ḡ(1−ḡ) (concavity), ḡ = the baseline's mixed
-  // share: the normal floor errs high. McNemar cannot reach p < alpha with
-  // fewer than floor(log2(1/alpha)) + 1 tasks all moving one way (p = 2^−b),
-  // which bounds the floor from below.
-  double tasks = static_cast<double>(d.size());
-  double g = static_cast<double>(base_mixed) / tasks;
-  double z = metrics::normal_quantile(1 - o.thresholds.alpha) + metrics::normal_quantile(0.8);
-  double normal_pp = 100 * z * std::sqrt(2 * g * (1 - g) / tasks);
-  double discrete_pp = 100 * (std::floor(std::log2(1 / o.thresholds.alpha)) + 1) / tasks;
-  row.noise_floor = std::max(normal_pp, discrete_pp);
-  return row;
+  // Every gap 0 or 1 (both sides ran each task k times): the paired test on
+  // binary outcomes is McNemar's, exact, and equals the exact sign-flip of
+  // the ±1 differences.
+  fill_unit_row(row, values, true, !binary);
+  if (row.scope_tasks == 0) return calc;
+  if (binary) {
+    McNemarResult m = mcnemar_exact(became_mixed, became_consistent);
+    row.p_value = m.p_more;
+    row.min_p = std::pow(0.5, static_cast<double>(m.discordant));
+    row.test = "McNemar exact over " + std::to_string(row.scope_tasks) + " affected tasks (" +
+               std::to_string(became_mixed) + " became mixed, " + std::to_string(became_consistent) +
+               " became consistent)";
+  }
+  row.test += ", at k = " + std::to_string(k) + left_out_text(below_k, k);
+  // Noise floor. Given its true rate a task's gap has some mean q_i,
+  // independently in the two reports, so Var(d_i) <= 2q_i(1−q_i) and the
+  // mean over tasks is at most 2ḡ(1−ḡ) (concavity), ḡ = the baseline's mean
+  // gap over the scope: the normal floor errs high. The test cannot reach
+  // p < level with fewer than floor(log2(1/level)) + 1 tasks all moving one
+  // way (p = 2^−b), which bounds the floor from below.
+  double scope_b = 0;
+  for (const PairValue& v : values)
+    if (v.in_scope) scope_b += v.b;
+  const double tasks = static_cast<double>(row.scope_tasks);
+  const double g = scope_b / tasks;
+  calc.floor = [g, tasks](double level) -> std::optional<double> {
+    double z = metrics::normal_quantile(1 - level) + metrics::normal_quantile(0.8);
+    double normal_pp = 100 * z * std::sqrt(2 * g * (1 - g) / tasks);
+    double discrete_pp = 100 * (std::floor(std::log2(1 / level)) + 1) / tasks;
+    return std::max(normal_pp, discrete_pp);
+  };
+  return calc;
 }
 
-MetricRow pass_hat_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
-  MetricRow row = make_row("pass_hat_k", "pass^k", "pp", "%");
-  // The largest k every paired task with runs has on both sides.
-  std::int64_t k = 0;
-  for (const Pair& p : pairs)
-    if (has_runs(p)) k = k == 0 ? std::min(p.sb->n, p.sa->n) : std::min({k, p.sb->n, p.sa->n});
-  if (k == 0) {
-    row.test = "no paired task with runs in both reports";
-    return row;
+RowCalc pass_hat_row(const std::vector<Pair>& pairs, std::int64_t k) {
+  RowCalc calc{make_row("pass_hat_k", "pass^k", "pp", "%")};
+  MetricRow& row = calc.row;
+  if (k < 1) {
+    unavailable(row, "no paired task has a measured run in both reports");
+    return calc;
   }
+  row.k = k;
   row.name = "pass^" + std::to_string(k);
-  auto at = [k](const std::vector<double>& curve) {
-    return curve.size() >= static_cast<std::size_t>(k) ? 100 * curve[static_cast<std::size_t>(k - 1)] : 0.0;
-  };
-  row.baseline = at(b.stats.pass_hat_k);
-  row.current = at(a.stats.pass_hat_k);
-  std::vector<double> all, affected;
-  auto idx = static_cast<std::size_t>(k - 1);
+  std::vector<PairValue> values;
+  std::int64_t below_k = 0;
   for (const Pair& p : pairs) {
-    if (!has_runs(p)) continue;
-    double d = p.sa->pass_hat_k[idx] - p.sb->pass_hat_k[idx];
-    all.push_back(d);
-    if (!p.inputs_unchanged) affected.push_back(d); // as for the success rate
+    if (!p.measured) continue;
+    if (!has_k(p, k)) {
+      ++below_k;
+      continue;
+    }
+    values.push_back(
+        {metrics::pass_hat_k(p.sb->n, p.sb->c, k), metrics::pass_hat_k(p.sa->n, p.sa->c, k), p.affected()});
   }
-  set_delta(row, all, 100);
-  if (affected.empty())
-    row.test = "no affected task with runs in both reports";
-  else
-    set_test(row, affected, false, "affected tasks");
-  return row;
+  fill_unit_row(row, values, false);
+  row.test += ", at k = " + std::to_string(k) + left_out_text(below_k, k);
+  return calc;
 }
 
 std::int64_t tokens(const TaskStats& s) { return s.prompt_tokens + s.completion_tokens; }
 
-MetricRow tokens_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
-  MetricRow row = make_row("tokens_per_task", "tokens per task", "%", "tokens");
+bool usage_in(const report::Report& r) { return r.stats.runs_without_usage < r.stats.total_runs; }
+
+RowCalc tokens_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
+  RowCalc calc{make_row("tokens_per_task", "tokens per task", "%", "tokens")};
+  MetricRow& row = calc.row;
   row.higher_is_better = false;
-  row.baseline = b.stats.tokens_per_task;
-  row.current = a.stats.tokens_per_task;
-  // Per-task totals over all runs: a change of k is a change of cost too.
+  if (!usage_in(b) || !usage_in(a)) {
+    unavailable(row, std::string("no token usage in the ") + (usage_in(b) ? "current report" : "baseline"));
+    return calc;
+  }
+  // Per-task totals over all runs, errored ones included: a change of k,
+  // and every retry, is a change of cost too.
   std::vector<double> d;
-  double sum_b = 0, sum_a = 0;
+  double sum_b = 0, sum_a = 0, scope_b = 0;
   for (const Pair& p : pairs) {
+    if (p.base->runs.empty() || p.cur->runs.empty()) continue;
     auto tb = static_cast<double>(tokens(*p.sb)), ta = static_cast<double>(tokens(*p.sa));
     sum_b += tb;
     sum_a += ta;
+    ++row.tasks;
+    if (p.inputs_unchanged) continue;
     d.push_back(ta - tb);
+    scope_b += tb;
   }
-  if (sum_b <= 0) {
-    row.test = sum_a <= 0 ? "no tokens recorded" : "the baseline recorded no tokens";
-    return row;
+  if (row.tasks == 0 || sum_b <= 0) {
+    unavailable(row, "the baseline's paired tasks used no tokens");
+    return calc;
+  }
+  row.baseline = sum_b / static_cast<double>(row.tasks);
+  row.current = sum_a / static_cast<double>(row.tasks);
+  row.suite_delta = 100 * (sum_a / sum_b - 1);
+  row.scope_tasks = static_cast<std::int64_t>(d.size());
+  if (d.empty() || scope_b <= 0) {
+    row.test = d.empty() ? "no affected task: every paired task gave its baseline's answers"
+                         : "the affected tasks used no tokens in the baseline";
+    return calc;
   }
   // Σ(a − b)/Σb = mean(d)/mean(b): the interval of mean(d), over the
-  // baseline mean taken as fixed, is the interval of the relative change.
-  set_delta(row, d, 100 * static_cast<double>(d.size()) / sum_b);
-  set_test(row, d, true, "paired tasks");
+  // baseline mean taken as fixed, is the interval of the relative change,
+  // which cannot fall below −100%.
+  MeanInterval mi = mean_diff_interval(d);
+  const double scale = 100 * static_cast<double>(d.size()) / scope_b;
+  row.delta = mi.mean * scale;
+  row.delta_interval = {std::max(mi.interval.low * scale, -100.0), mi.interval.high * scale};
+  set_sign_flip(row, d, true, "affected tasks");
   std::int64_t no_usage = b.stats.runs_without_usage + a.stats.runs_without_usage;
   if (no_usage > 0) row.test += "; " + std::to_string(no_usage) + " runs reported no usage (counted as 0)";
-  return row;
+  return calc;
 }
 
-// Mean model latency of a task's fresh, non-errored runs (what call_latency counts).
+// Mean model latency of a task's fresh, non-errored runs that carry one
+// (what call_latency counts).
 std::optional<double> fresh_latency(const Task& t) {
   double sum = 0;
   int count = 0;
   for (const Run& r : t.runs)
-    if (!r.cache_hit && !r.errored()) {
+    if (!r.cache_hit && !r.errored() && r.latency_ms > 0) {
       sum += r.latency_ms;
       ++count;
     }
@@ -194,22 +299,22 @@ std::optional<double> fresh_latency(const Task& t) {
   return sum / count;
 }
 
-MetricRow latency_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
-  MetricRow row = make_row("p95_latency", "p95 latency", "%", "ms");
+RowCalc latency_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
+  RowCalc calc{make_row("p95_latency", "p95 latency", "%", "ms")};
+  MetricRow& row = calc.row;
   row.higher_is_better = false;
+  // Replayed calls have no latency: with nothing fresh on one side there is
+  // nothing to compare.
+  if (b.stats.call_latency.count == 0 || a.stats.call_latency.count == 0) {
+    unavailable(row, std::string("no fresh call timed in the ") +
+                         (b.stats.call_latency.count == 0 ? "baseline" : "current report") +
+                         "; replayed calls have no latency");
+    return calc;
+  }
   row.baseline = b.stats.call_latency.p95;
   row.current = a.stats.call_latency.p95;
-  // Replayed calls have no latency: with nothing fresh on one side there is
-  // nothing to compare, and the row is shown for information only.
-  if (b.stats.call_latency.count == 0 || a.stats.call_latency.count == 0) {
-    row.test = "no fresh calls";
-    return row;
-  }
-  if (row.baseline <= 0) {
-    row.test = "baseline p95 is 0 ms";
-    return row;
-  }
   row.delta = 100 * (row.current / row.baseline - 1);
+  row.suite_delta = row.delta;
   row.delta_interval = {row.delta, row.delta};
   // A p95 has no paired form; the interval and the test are on the per-task
   // mean latency, relative to the baseline's mean over the same tasks.
@@ -221,34 +326,35 @@ MetricRow latency_row(const report::Report& b, const report::Report& a, const st
     d.push_back(*la - *lb);
     sum_b += *lb;
   }
-  if (d.empty() || sum_b <= 0) {
+  row.tasks = row.scope_tasks = static_cast<std::int64_t>(d.size());
+  if (d.empty()) {
     row.test = "no task has fresh calls with latency in both reports";
-    return row;
+    return calc;
   }
   MeanInterval mi = mean_diff_interval(d);
   double scale = 100 * static_cast<double>(d.size()) / sum_b;
-  row.delta_interval = {mi.interval.low * scale, mi.interval.high * scale};
-  set_test(row, d, true, "tasks (per-task mean latency of fresh calls)");
-  return row;
+  row.delta_interval = {std::max(mi.interval.low * scale, -100.0), mi.interval.high * scale};
+  set_sign_flip(row, d, true, "tasks (per-task mean latency of fresh calls)");
+  return calc;
 }
 
-MetricRow error_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
-  MetricRow row = make_row("error_rate", "error rate", "pp", "%");
+RowCalc error_row(const std::vector<Pair>& pairs) {
+  RowCalc calc{make_row("error_rate", "error rate", "pp", "%")};
+  MetricRow& row = calc.row;
   row.higher_is_better = false;
-  row.baseline = 100 * b.stats.error_rate;
-  row.current = 100 * a.stats.error_rate;
-  std::vector<double> d;
+  std::vector<PairValue> values;
   for (const Pair& p : pairs) {
     auto rb = static_cast<double>(p.base->runs.size()), ra = static_cast<double>(p.cur->runs.size());
     if (rb == 0 || ra == 0) continue;
-    d.push_back(static_cast<double>(p.sa->errored) / ra - static_cast<double>(p.sb->errored) / rb);
+    values.push_back({static_cast<double>(p.sb->errored) / rb, static_cast<double>(p.sa->errored) / ra,
+                      !p.inputs_unchanged});
   }
-  set_delta(row, d, 100);
-  if (d.empty())
-    row.test = "no paired task with runs in both reports";
-  else
-    set_test(row, d, true, "paired tasks");
-  return row;
+  if (values.empty()) {
+    unavailable(row, "no paired task has runs in both reports");
+    return calc;
+  }
+  fill_unit_row(row, values, true);
+  return calc;
 }
 
 std::optional<double> threshold_for(const std::string& key, const config::Thresholds& t) {
@@ -265,64 +371,90 @@ std::optional<double> threshold_for(const std::string& key, const config::Thresh
 
 OneSided sign_flip(const std::vector<double>& d) {
   std::size_t nonzero = 0;
-  double sum = 0, sum_sq = 0;
+  double sum = 0, sum_sq = 0, sum_abs = 0;
   for (double x : d) {
     if (x == 0) continue;
     ++nonzero;
     sum += x;
     sum_sq += x * x;
+    sum_abs += std::fabs(x);
   }
   OneSided r;
   if (nonzero <= sign_flip_normal_above) {
     SignFlipResult s = paired_sign_flip_test(d);
     r.p_less = s.p_less;
     r.p_greater = s.p_greater;
-    r.method = s.method == "exact" ? "sign-flip exact"
-                                   : "sign-flip Monte Carlo (" + std::to_string(s.replicates) + ", seeded)";
+    // Every sign the same is the most extreme pattern: 2^-m exactly, and
+    // never below the Monte Carlo estimate's own floor 1 / (1 + replicates).
+    r.min_p = std::pow(0.5, static_cast<double>(nonzero));
+    if (s.method == "exact") {
+      r.method = "sign-flip exact";
+    } else {
+      r.min_p = std::max(r.min_p, 1.0 / (1.0 + static_cast<double>(s.replicates)));
+      r.method = "sign-flip Monte Carlo (" + std::to_string(s.replicates) + ", seeded)";
+    }
     return r;
   }
   double z = sum / std::sqrt(sum_sq);
   r.p_less = normal_cdf(z);
   r.p_greater = normal_cdf(-z);
+  r.min_p = normal_cdf(-sum_abs / std::sqrt(sum_sq));
   r.method = "sign-flip normal limit";
   return r;
 }
 
-std::vector<MetricRow> metric_rows(const report::Report& baseline, const report::Report& current,
-                                   const std::vector<Pair>& pairs, const Options& o) {
-  std::vector<MetricRow> rows;
-  rows.push_back(success_row(baseline, current, pairs, o.thresholds.alpha));
-  rows.push_back(gap_row(baseline, current, pairs, o));
-  rows.push_back(pass_hat_row(baseline, current, pairs));
+std::vector<RowCalc> metric_rows(const report::Report& baseline, const report::Report& current,
+                                 const std::vector<Pair>& pairs, const Options& o) {
+  const std::int64_t k = common_k(pairs);
+  std::vector<RowCalc> rows;
+  rows.push_back(success_row(pairs));
+  rows.push_back(gap_row(pairs, k, o));
+  rows.push_back(pass_hat_row(pairs, k));
   rows.push_back(tokens_row(baseline, current, pairs));
   rows.push_back(latency_row(baseline, current, pairs));
-  rows.push_back(error_row(baseline, current, pairs));
+  rows.push_back(error_row(pairs));
   return rows;
 }
 
-void gate_rows(std::vector<MetricRow>& rows, const config::Thresholds& t) {
+std::int64_t tasks_needed(double alpha, std::size_t family) {
+  const double f = static_cast<double>(std::max<std::size_t>(family, 1));
+  return static_cast<std::int64_t>(std::floor(std::log2(f / alpha))) + 1;
+}
+
+std::vector<MetricRow> gate_rows(std::vector<RowCalc> calcs, const config::Thresholds& t) {
   std::vector<double> family;
   std::vector<std::size_t> members;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    MetricRow& row = rows[i];
+  for (std::size_t i = 0; i < calcs.size(); ++i) {
+    MetricRow& row = calcs[i].row;
     row.threshold = threshold_for(row.key, t);
-    row.gated = row.threshold.has_value() && row.p_value.has_value();
+    row.gated = row.available && row.threshold.has_value() && row.p_value.has_value();
     if (!row.gated) continue;
     family.push_back(*row.p_value);
     members.push_back(i);
   }
   std::vector<double> adjusted = holm(family);
   for (std::size_t j = 0; j < members.size(); ++j)
-    rows[members[j]].p_adjusted = adjusted[j];
-  for (MetricRow& row : rows) {
-    if (!row.threshold) continue;
-    double worsening = row.higher_is_better ? -row.delta : row.delta;
-    // A drop of exactly the threshold is "at least" it, whatever the last
-    // bit of 100·(1/50) happens to be.
-    row.crossed = worsening >= *row.threshold - 1e-9;
-    row.significant = row.p_adjusted && below_alpha(*row.p_adjusted, t.alpha);
-    row.failed = row.gated && row.crossed && row.significant;
+    calcs[members[j]].row.p_adjusted = adjusted[j];
+  // Holm tests the smallest p at alpha / F: the level a single real change
+  // among otherwise quiet metrics has to reach.
+  const double f = static_cast<double>(std::max<std::size_t>(members.size(), 1));
+  std::vector<MetricRow> rows;
+  for (RowCalc& calc : calcs) {
+    MetricRow& row = calc.row;
+    if (calc.floor) row.noise_floor = calc.floor(row.gated ? t.alpha / f : t.alpha);
+    if (row.available && row.threshold) {
+      double worsening = row.higher_is_better ? -row.delta : row.delta;
+      // A drop of exactly the threshold is "at least" it, whatever the last
+      // bit of 100·(1/50) happens to be.
+      row.crossed = worsening >= *row.threshold - 1e-9;
+      row.significant = row.p_adjusted && below_alpha(*row.p_adjusted, t.alpha);
+      row.failed = row.gated && row.crossed && row.significant;
+      row.inconclusive =
+          row.gated && row.crossed && !row.significant && row.min_p && !below_alpha(*row.min_p * f, t.alpha);
+    }
+    rows.push_back(std::move(row));
   }
+  return rows;
 }
 
 } // namespace gate::compare::detail

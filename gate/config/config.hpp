@@ -60,6 +60,11 @@ struct Thresholds {
   std::optional<double> max_error_rate_rise_pp;
   std::optional<std::int64_t> max_new_failures; // opt-in strict rule on flips
   double alpha = 0.05;
+  // Above this share of errored runs a report cannot stand for the suite
+  // (METRICS.md "Measured runs"): run and check exit 3, compare says so.
+  double max_errored_runs_pct = 5.0;
+  // What an inconclusive comparison (no change could be significant) does.
+  std::string on_inconclusive = "warn"; // pass | warn | fail
 };
 
 struct Outputs {

@@ -230,6 +230,10 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.thresholds.max_new_failures; }, {.nullable = true, .range = k_non_negative}));
   r.push_back(make("thresholds.alpha", Kind::number, "significance level for the whole gate (Holm-adjusted)",
       [](auto& c) -> auto& { return c.thresholds.alpha; }, {.range = {0, 0.5, true}}));
+  r.push_back(make("thresholds.max_errored_runs_pct", Kind::number, "above this % of errored runs (rate limits, timeouts, ...) nothing is judged: run and check exit 3",
+      [](auto& c) -> auto& { return c.thresholds.max_errored_runs_pct; }, {.range = {0, 100, false}}));
+  r.push_back(make("thresholds.on_inconclusive", Kind::choice, "when no change could be significant (too few changed tasks): pass, warn (exit 0 with a warning) or fail (exit 1)",
+      [](auto& c) -> auto& { return c.thresholds.on_inconclusive; }, {.choices = {"pass", "warn", "fail"}}));
   r.push_back(make("baseline", Kind::path, "baseline report to compare with; \"\" or null = none",
       [](auto& c) -> auto& { return c.baseline; }, {.nullable = true}));
   r.push_back(make("outputs.dir", Kind::path, "directory for the reports",

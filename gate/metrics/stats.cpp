@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -154,6 +155,19 @@ double jaccard_sorted(const std::vector<std::string>& a, const std::vector<std::
     }
   }
   return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+std::int64_t common_runs(const std::vector<std::int64_t>& counts) {
+  std::map<std::int64_t, std::int64_t> seen;
+  for (std::int64_t n : counts)
+    ++seen[n];
+  std::int64_t best = 0, best_count = 0;
+  for (const auto& [n, count] : seen) // ascending: a tie keeps the smaller
+    if (count > best_count) {
+      best = n;
+      best_count = count;
+    }
+  return best;
 }
 
 } // namespace gate::metrics

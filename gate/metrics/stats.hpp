@@ -51,6 +51,10 @@ double pass_hat_k(std::int64_t n, std::int64_t c, std::int64_t k);
 std::vector<double> pass_at_k_curve(std::int64_t n, std::int64_t c);
 std::vector<double> pass_hat_k_curve(std::int64_t n, std::int64_t c);
 
+// The run count most tasks have (METRICS.md "Common k"): the mode of
+// `counts`, the smaller on a tie; 0 for no counts.
+std::int64_t common_runs(const std::vector<std::int64_t>& counts);
+
 // Percentile by linear interpolation between closest ranks (p in [0, 100]),
 // numpy's default: rank = p/100·(N−1); empty → 0.
 double percentile(std::vector<double> values, double p);

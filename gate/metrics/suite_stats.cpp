@@ -109,11 +109,15 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
   SuiteStats s;
   RateAccumulator overall;
   std::map<std::string, RateAccumulator> by_scenario, by_difficulty;
-  std::vector<double> at_k_sum, hat_k_sum;
-  std::vector<std::int64_t> at_k_count;
+  std::vector<std::int64_t> counts;
+  for (const TaskStats& ts : per_task)
+    if (ts.n > 0) counts.push_back(ts.n);
+  const std::int64_t k_common = common_runs(counts);
+  const auto K = static_cast<std::size_t>(k_common);
+  std::vector<double> at_k_sum(K, 0.0), hat_k_sum(K, 0.0);
   double gap_sum = 0, similarity_sum = 0;
-  std::int64_t gap_tasks = 0, mixed_tasks = 0, tasks_with_runs = 0;
-  std::int64_t answer_inconsistent = 0, trajectory_inconsistent = 0;
+  std::int64_t gap_tasks = 0, mixed_tasks = 0, with_answers = 0, with_tool_calls = 0;
+  std::int64_t answer_inconsistent = 0, trajectory_inconsistent = 0, runs_with_usage = 0, runs_with_route = 0;
   std::vector<double> latencies;
 
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -128,30 +132,34 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
       throw std::invalid_argument("suite_stats: task " + t.id + " has pass@k for " +
                                   std::to_string(ts.pass_at_k.size()) +
                                   " values of k, not n = " + std::to_string(n));
-    if (at_k_sum.size() < n) {
-      at_k_sum.resize(n, 0.0);
-      hat_k_sum.resize(n, 0.0);
-      at_k_count.resize(n, 0);
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-      at_k_sum[k] += ts.pass_at_k[k];
-      hat_k_sum[k] += ts.pass_hat_k[k];
-      ++at_k_count[k];
-    }
-    if (ts.n > 0) {
-      ++tasks_with_runs;
-      if (!ts.answer_consistent) ++answer_inconsistent;
-      if (!ts.trajectory_consistent) ++trajectory_inconsistent;
-      similarity_sum += ts.trajectory_similarity;
+    if (ts.n > 0 && n < K) ++s.pass_k_left_out;
+    if (ts.n > 0 && n >= K) {
+      ++s.pass_k_tasks;
+      // A task with more runs than K counts through the unbiased estimator
+      // at each k, not through its own longer curve.
+      for (std::size_t k = 0; k < K; ++k) {
+        at_k_sum[k] += ts.pass_at_k[k];
+        hat_k_sum[k] += ts.pass_hat_k[k];
+      }
       if (!ts.route_polluted || o.include_polluted) {
         ++gap_tasks;
-        gap_sum += ts.pass_at_k[n - 1] - ts.pass_hat_k[n - 1];
+        gap_sum += ts.pass_at_k[K - 1] - ts.pass_hat_k[K - 1];
         if (ts.mixed) ++mixed_tasks;
       }
     }
+    if (ts.has_answers) {
+      ++with_answers;
+      if (!ts.answer_consistent) ++answer_inconsistent;
+    }
+    if (ts.has_tool_calls) {
+      ++with_tool_calls;
+      if (!ts.trajectory_consistent) ++trajectory_inconsistent;
+      similarity_sum += ts.trajectory_similarity;
+    }
     if (ts.first_divergence) ++s.first_divergence_histogram[*ts.first_divergence];
-    s.token_band_outliers += static_cast<std::int64_t>(ts.token_band_outliers.size());
-    if (ts.route_polluted) ++s.polluted_tasks;
+    s.token_band_outliers =
+        s.token_band_outliers.value_or(0) + static_cast<std::int64_t>(ts.token_band_outliers.size());
+    if (ts.route_polluted) s.polluted_tasks = s.polluted_tasks.value_or(0) + 1;
     s.prompt_tokens += ts.prompt_tokens;
     s.completion_tokens += ts.completion_tokens;
     s.cached_tokens += ts.cached_tokens;
@@ -163,10 +171,14 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
         ++s.errored_runs;
         ++s.errors_by_bucket[r.error];
       }
-      if (!r.usage_known) ++s.runs_without_usage;
+      if (!r.usage_known)
+        ++s.runs_without_usage;
+      else
+        ++runs_with_usage;
+      if (!r.route.empty() || !o.routes.shared.empty()) ++runs_with_route;
       if (r.cache_hit)
         ++s.cache_hits;
-      else if (!r.errored())
+      else if (!r.errored() && r.latency_ms > 0)
         latencies.push_back(r.latency_ms);
     }
   }
@@ -176,18 +188,30 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
     s.by_scenario[key] = acc.finish();
   for (const auto& [key, acc] : by_difficulty)
     s.by_difficulty[key] = acc.finish();
-  s.pass_at_k.resize(at_k_sum.size());
-  s.pass_hat_k.resize(at_k_sum.size());
-  for (std::size_t k = 0; k < at_k_sum.size(); ++k) {
-    s.pass_at_k[k] = at_k_sum[k] / static_cast<double>(at_k_count[k]);
-    s.pass_hat_k[k] = hat_k_sum[k] / static_cast<double>(at_k_count[k]);
+  s.pass_at_k.resize(K);
+  s.pass_hat_k.resize(K);
+  for (std::size_t k = 0; k < K; ++k) {
+    s.pass_at_k[k] = at_k_sum[k] / static_cast<double>(s.pass_k_tasks);
+    s.pass_hat_k[k] = hat_k_sum[k] / static_cast<double>(s.pass_k_tasks);
   }
   s.consistency_gap_pp = 100 * mean_or(gap_sum, gap_tasks, 0);
   s.mixed_share_pp = 100 * mean_or(static_cast<double>(mixed_tasks), gap_tasks, 0);
-  s.answer_inconsistency_pp = 100 * mean_or(static_cast<double>(answer_inconsistent), tasks_with_runs, 0);
-  s.trajectory_inconsistency_pp =
-      100 * mean_or(static_cast<double>(trajectory_inconsistent), tasks_with_runs, 0);
-  s.trajectory_similarity = mean_or(similarity_sum, tasks_with_runs, 1.0);
+  if (with_answers > 0)
+    s.answer_inconsistency_pp =
+        100 * static_cast<double>(answer_inconsistent) / static_cast<double>(with_answers);
+  if (with_tool_calls > 0) {
+    s.trajectory_inconsistency_pp =
+        100 * static_cast<double>(trajectory_inconsistent) / static_cast<double>(with_tool_calls);
+    s.trajectory_similarity = similarity_sum / static_cast<double>(with_tool_calls);
+  }
+  if (runs_with_usage == 0)
+    s.token_band_outliers.reset();
+  else if (!s.token_band_outliers)
+    s.token_band_outliers = 0;
+  if (runs_with_route == 0)
+    s.polluted_tasks.reset();
+  else if (!s.polluted_tasks)
+    s.polluted_tasks = 0;
   s.group_completion = group_completion(tasks);
   s.error_rate =
       s.total_runs == 0 ? 0.0 : static_cast<double>(s.errored_runs) / static_cast<double>(s.total_runs);

@@ -28,6 +28,11 @@ struct TaskStats {
   bool outcome_consistent = true;
   bool answer_consistent = true;     // every non-errored run has the same answer_sha256
   bool trajectory_consistent = true; // ... the same sequence of (name, arguments_sha256)
+  // Whether the data hold what the flags above compare: some non-errored
+  // run carries an answer hash / made a tool call. Without, the suite's
+  // answer and trajectory numbers leave the task out (n/a, not "consistent").
+  bool has_answers = false;
+  bool has_tool_calls = false;
   // Mean pairwise Jaccard of the runs' SETS of "name:arguments_sha256"; two
   // empty sets are identical (1.0), as is a task with fewer than two runs.
   double trajectory_similarity = 1.0;
@@ -58,7 +63,8 @@ struct RateSummary {
   std::string interval_method; // "wilson" (k = 1) or "t over tasks" (k > 1)
 };
 
-// Fresh (not cache_hit), non-errored runs; percentiles as percentile().
+// Fresh (not cache_hit), non-errored runs that carry a latency (a replayed or
+// imported run without one has 0); percentiles as percentile().
 struct Latency {
   std::int64_t count = 0;
   double p50 = 0, p95 = 0, max = 0;
@@ -68,24 +74,32 @@ struct SuiteStats {
   RateSummary overall;
   std::map<std::string, RateSummary> by_scenario;
   std::map<std::string, RateSummary> by_difficulty;
-  std::vector<double> pass_at_k; // k = 1..K (K = max n) over tasks with n >= k
+  // METRICS.md "Common k": K = the number of measured runs most tasks have
+  // (metrics::common_runs); pass@k and pass^k for k = 1..K, every one over
+  // the same pass_k_tasks tasks with n >= K (through the unbiased per-task
+  // estimators), so no task counts at one k and vanishes at another.
+  std::vector<double> pass_at_k;
   std::vector<double> pass_hat_k;
-  // Both over tasks with n >= 1 that are not route-polluted (unless
-  // Options.include_polluted); they are equal by construction.
-  double consistency_gap_pp = 0;          // pass@n − pass^n, non-polluted tasks, in pp
-  double mixed_share_pp = 0;              // share of tasks with mixed outcomes, pp
-  double answer_inconsistency_pp = 0;     // over all tasks with n >= 1
-  double trajectory_inconsistency_pp = 0; // over all tasks with n >= 1
-  double trajectory_similarity = 1.0;     // mean over tasks with n >= 1
+  std::int64_t pass_k_tasks = 0;
+  std::int64_t pass_k_left_out = 0; // measured tasks with fewer than K runs
+  // Both over tasks with n >= K that are not route-polluted (unless
+  // Options.include_polluted); equal when every such task has n == K.
+  double consistency_gap_pp = 0; // pass@K − pass^K, in pp
+  double mixed_share_pp = 0;     // share of those tasks with mixed outcomes, pp
+  // Absent (n/a) when no measured run carries what they compare.
+  std::optional<double> answer_inconsistency_pp;     // over tasks with answers
+  std::optional<double> trajectory_inconsistency_pp; // over tasks with tool calls
+  std::optional<double> trajectory_similarity;       // mean over tasks with tool calls
   // Mean over run indices r = 0..R−1 (R = the most runs any task has,
   // errored runs included) of the share of groups complete in run r: every
   // task of the group has a run with index r, and it passed (an errored run
   // did not pass). Absent when no case names a group.
   std::optional<double> group_completion;
   std::map<int, std::int64_t> first_divergence_histogram;
-  std::int64_t token_band_outliers = 0;
-  std::int64_t polluted_tasks = 0;
-  std::int64_t total_runs = 0; // including errored
+  std::optional<std::int64_t> token_band_outliers;              // absent: no run reported usage
+  std::optional<std::int64_t> polluted_tasks;                   // absent: no run carries a route
+  std::map<std::string, std::vector<std::string>> route_by_run; // RouteRules::by_run, reported once
+  std::int64_t total_runs = 0;                                  // including errored
   std::int64_t errored_runs = 0;
   double error_rate = 0; // errored / total (0 when there are no runs)
   std::map<std::string, std::int64_t> errors_by_bucket;
@@ -100,12 +114,32 @@ struct SuiteStats {
   Latency run_latency;
 };
 
+// How the runs' routes are compared (report::compute fills it in).
+struct RouteRules {
+  results::Route shared; // the route of a run whose own is empty (a report's shared route)
+  // Fields that vary with the run index, the same way in every task (a
+  // harness that gives trial r the seed s_r): the harness's design, not
+  // pollution. Value per run index.
+  std::map<std::string, std::vector<std::string>> by_run;
+  bool ignored(const std::string& key) const {
+    return !results::compared_route_key(key) || by_run.count(key) > 0;
+  }
+};
+
 struct Options {
   double token_band_pct = 25.0;
   bool include_polluted = false; // count route-polluted tasks in the consistency gap
+  RouteRules routes = {};
 };
 
 TaskStats task_stats(const results::Task& t, const Options& o);
+
+// RouteRules::by_run of these tasks: each field (concurrency aside) whose
+// value at run index r is the same in every task with two or more runs, in
+// at least two such tasks, and differs between indexes. `shared` stands
+// for a run's empty route.
+std::map<std::string, std::vector<std::string>> route_fields_by_run(const std::vector<results::Task>& tasks,
+                                                                    const results::Route& shared);
 // `per_task` is parallel to `tasks` (task_stats of each); a size mismatch
 // throws std::invalid_argument. Linear in the number of runs.
 SuiteStats suite_stats(const std::vector<results::Task>& tasks, const std::vector<TaskStats>& per_task,

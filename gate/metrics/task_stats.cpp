@@ -87,12 +87,31 @@ double trajectory_similarity(const std::vector<const Run*>& runs) {
   return sum / static_cast<double>(pairs);
 }
 
+// A key missing on one side differs; keys the rules ignore do not count.
+bool routes_differ(const results::Route& a, const results::Route& b, const RouteRules& rules) {
+  auto ia = a.begin(), ib = b.begin();
+  while (ia != a.end() || ib != b.end()) {
+    if (ib == b.end() || (ia != a.end() && ia->first < ib->first)) {
+      if (!rules.ignored(ia->first)) return true;
+      ++ia;
+    } else if (ia == a.end() || ib->first < ia->first) {
+      if (!rules.ignored(ib->first)) return true;
+      ++ib;
+    } else {
+      if (ia->second != ib->second && !rules.ignored(ia->first)) return true;
+      ++ia;
+      ++ib;
+    }
+  }
+  return false;
+}
+
 // Keys whose value is not the same in every run; absence is a value of its own.
-std::vector<std::string> route_diff(const std::vector<Run>& runs) {
+std::vector<std::string> route_diff(const std::vector<Run>& runs, const RouteRules& rules) {
   std::set<std::string> keys;
   for (const Run& r : runs)
     for (const auto& [k, v] : r.route)
-      keys.insert(k);
+      if (!rules.ignored(k)) keys.insert(k);
   std::vector<std::string> out;
   for (const std::string& k : keys) {
     auto first = runs.front().route.find(k);
@@ -150,18 +169,75 @@ TaskStats task_stats(const results::Task& t, const Options& o) {
   s.outcome_consistent = !s.mixed;
   s.answer_consistent = std::all_of(
       ok.begin(), ok.end(), [&](const Run* r) { return r->answer_sha256 == ok.front()->answer_sha256; });
+  s.has_answers = std::any_of(ok.begin(), ok.end(), [](const Run* r) { return !r->answer_sha256.empty(); });
+  s.has_tool_calls = std::any_of(ok.begin(), ok.end(), [](const Run* r) { return !r->tool_calls.empty(); });
   std::vector<Distinct> distinct = distinct_trajectories(ok);
   s.trajectory_consistent = distinct.size() <= 1;
   s.first_divergence = first_divergence(distinct);
   s.trajectory_similarity = trajectory_similarity(ok);
   if (!t.runs.empty()) {
     const results::Route& route = t.runs.front().route;
-    s.route_polluted =
-        std::any_of(t.runs.begin() + 1, t.runs.end(), [&](const Run& r) { return r.route != route; });
-    if (s.route_polluted) s.route_diff = route_diff(t.runs);
+    // Equal maps are the rule; only a difference needs the key-by-key look
+    // that skips what is not compared.
+    s.route_polluted = std::any_of(t.runs.begin() + 1, t.runs.end(), [&](const Run& r) {
+      return r.route != route && routes_differ(route, r.route, o.routes);
+    });
+    if (s.route_polluted) s.route_diff = route_diff(t.runs, o.routes);
   }
   s.token_band_outliers = token_band_outliers(t.runs, o.token_band_pct);
   return s;
+}
+
+std::map<std::string, std::vector<std::string>> route_fields_by_run(const std::vector<results::Task>& tasks,
+                                                                    const results::Route& shared) {
+  // Run indexes above this are not a harness's trial numbers.
+  constexpr std::size_t max_index = 10000;
+  struct Field {
+    std::vector<std::optional<std::string>> at; // value per run index; "\x01" = absent
+    bool consistent = true;
+  };
+  std::map<std::string, Field> fields;
+  std::int64_t tasks_seen = 0;
+  for (const results::Task& t : tasks) {
+    if (t.runs.size() < 2) continue;
+    ++tasks_seen;
+    for (const Run& r : t.runs)
+      for (const auto& [k, v] : r.route.empty() ? shared : r.route)
+        if (results::compared_route_key(k)) fields.try_emplace(k);
+  }
+  if (tasks_seen < 2) return {};
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto& [key, f] : fields) {
+    for (const results::Task& t : tasks) {
+      if (t.runs.size() < 2 || !f.consistent) continue;
+      for (const Run& r : t.runs) {
+        const results::Route& route = r.route.empty() ? shared : r.route;
+        auto it = route.find(key);
+        const std::string v = it == route.end() ? "\x01" : it->second;
+        if (r.index < 0 || static_cast<std::size_t>(r.index) > max_index) {
+          f.consistent = false;
+          break;
+        }
+        auto i = static_cast<std::size_t>(r.index);
+        if (f.at.size() <= i) f.at.resize(i + 1);
+        if (!f.at[i])
+          f.at[i] = v;
+        else if (*f.at[i] != v) {
+          f.consistent = false;
+          break;
+        }
+      }
+    }
+    if (!f.consistent) continue;
+    std::set<std::string> distinct;
+    std::vector<std::string> values;
+    for (const auto& v : f.at) {
+      values.push_back(v ? (*v == "\x01" ? "(unset)" : *v) : "(no run)");
+      if (v) distinct.insert(*v);
+    }
+    if (distinct.size() >= 2) out[key] = std::move(values);
+  }
+  return out;
 }
 
 } // namespace gate::metrics

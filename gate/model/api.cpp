@@ -16,11 +16,12 @@ struct BucketName {
 };
 
 // The one table both directions read, so a name cannot drift between them.
-constexpr std::array<BucketName, 12> k_bucket_names{{
+constexpr std::array<BucketName, 13> k_bucket_names{{
     {Bucket::none, ""},
     {Bucket::auth, "auth"},
     {Bucket::not_found, "not_found"},
     {Bucket::rate_limit, "rate_limit"},
+    {Bucket::quota, "quota"},
     {Bucket::context_length, "context_length"},
     {Bucket::timeout, "timeout"},
     {Bucket::connection, "connection"},

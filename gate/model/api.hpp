@@ -56,7 +56,7 @@ struct ApiResponse {
 // Infrastructure error buckets (METRICS.md "Errors and tokens").
 // clang-format off
 enum class Bucket {
-  none, auth, not_found, rate_limit, context_length, timeout, connection, server,
+  none, auth, not_found, rate_limit, quota, context_length, timeout, connection, server,
   bad_response, tool_call, agent, check
 };
 // clang-format on

@@ -100,6 +100,14 @@ bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
 }
 
+// A spent quota or credit balance: waiting does not bring it back, so it
+// is not a rate limit. OpenAI says insufficient_quota (as a 429); Anthropic
+// answers a 400 whose message says the credit balance is too low.
+bool is_spent_quota(const ErrorInfo& e) {
+  return e.code == "insufficient_quota" || contains(e.message, "exceeded your current quota") ||
+         contains(e.message, "credit balance is too low");
+}
+
 bool is_context_overflow(const ErrorInfo& e) {
   return e.code == "context_length_exceeded" || contains(e.message, "maximum context length") ||
          contains(e.message, "prompt is too long") || contains(e.message, "context window");
@@ -109,6 +117,8 @@ Reply interpret_error(const ApiResponse& r) {
   ErrorInfo e = error_info(r.body);
   std::string status = "HTTP " + std::to_string(r.status) + ": ";
   int s = r.status;
+  if ((s == 429 || s == 400 || s == 402 || s == 403) && is_spent_quota(e))
+    return failed(Bucket::quota, status + e.message);
   if (s == 401 || s == 403) return failed(Bucket::auth, status + e.message);
   if (s == 404 || (s == 400 && e.code == "model_not_found"))
     return failed(Bucket::not_found, status + e.message);

@@ -62,10 +62,11 @@ Bucket stream_error_bucket(std::string_view type, std::string_view code, std::st
   if (is("context_length_exceeded") || contains(message, "maximum context length") ||
       contains(message, "prompt is too long") || contains(message, "context window"))
     return Bucket::context_length;
+  if (is("insufficient_quota")) return Bucket::quota;
   // Anthropic's overloaded_error is its 529: a transient capacity limit,
   // handled like a 429.
-  if (is("rate_limit_error") || is("rate_limit_exceeded") || is("overloaded_error") ||
-      is("insufficient_quota") || is("tokens") || is("requests") || code == "429" || code == "529")
+  if (is("rate_limit_error") || is("rate_limit_exceeded") || is("overloaded_error") || is("tokens") ||
+      is("requests") || code == "429" || code == "529")
     return Bucket::rate_limit;
   if (is("authentication_error") || is("permission_error") || is("invalid_api_key")) return Bucket::auth;
   if (is("not_found_error") || is("model_not_found")) return Bucket::not_found;

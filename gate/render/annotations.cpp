@@ -121,6 +121,15 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
   std::string out;
   for (const MetricRow& r : v.metrics)
     if (r.failed) out += error + escape_command_data(clean(metric_message(r))) + "\n";
+  if (v.status == compare::Status::unmeasured)
+    for (const auto& r : v.reasons)
+      out += error + escape_command_data(clean("could not measure: " + r)) + "\n";
+  if (v.status == compare::Status::inconclusive && v.on_inconclusive != "pass") {
+    const std::string level =
+        v.on_inconclusive == "fail" ? error : "::warning title=" + escape_command_property("gate") + "::";
+    for (const auto& r : v.inconclusive)
+      out += level + escape_command_data(clean("inconclusive: " + r)) + "\n";
+  }
   std::size_t annotated = 0, regressed = 0;
   for (const TaskDiff& t : v.tasks) {
     if (!t.regressed) continue;

@@ -7,6 +7,7 @@
 
 #include <gate/render/escape.hpp>
 #include <gate/render/html_detail.hpp>
+#include <gate/render/na.hpp>
 
 namespace gate::render {
 
@@ -57,6 +58,11 @@ void row(std::string& out, std::initializer_list<std::string> cells, const std::
 
 std::string metric_status(const compare::MetricRow& m, std::string& cls) {
   cls.clear();
+  if (!m.available) return "n/a";
+  if (m.inconclusive) {
+    cls = "crossed";
+    return "inconclusive (too few changed tasks)";
+  }
   if (m.failed) {
     cls = "failed";
     return "failed";
@@ -88,6 +94,11 @@ void metric_table(const compare::Verdict& v, std::string& out) {
       p = p_text(*m.p_value) + " <span class=\"muted small\">(unadjusted)</span>";
     std::string cls;
     std::string status = metric_status(m, cls);
+    if (!m.available) {
+      out += "<tr><td>" + name + "</td><td colspan=\"7\" class=\"muted\">n/a (" + text(m.unavailable) +
+             ")</td><td class=\"status\">" + status + "</td></tr>\n";
+      continue;
+    }
     out += cls.empty() ? "<tr>" : "<tr class=\"" + cls + "\">";
     out += "<td>" + name + "</td><td class=\"num\">" + value(m.baseline, m.value_unit) +
            "</td><td class=\"num\">" + value(m.current, m.value_unit) + "</td><td class=\"num\">" +
@@ -197,7 +208,7 @@ std::vector<TaskEntry> verdict_entries(const compare::Verdict& v, const report::
     if (d.flipped) e.status.push_back("flipped");
     if (d.fixed) e.status.push_back("fixed");
     if (d.became_flaky) e.status.push_back("flaky");
-    if (d.became_stable) e.status.push_back("stable");
+    if (d.became_stable) e.status.push_back(d.stable_failing ? "stable, failing" : "stable");
     if (e.status.empty()) e.status.push_back("unchanged");
     listed[d.id] = true;
     out.push_back(std::move(e));
@@ -232,9 +243,11 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
   body += "<header>\n<h1>gate verdict: " + suite_line(v.current_suite) +
           "</h1>\n<p id=\"gate-headline\" "
           "class=\"headline " +
-          std::string(v.passed ? "pass" : "fail") + "\">" + text(v.headline) + "</p>\n<p class=\"muted\">" +
+          std::string(v.passed() ? "pass" : "fail") + "\">" + text(v.headline) + "</p>\n<p class=\"muted\">" +
           report_line("baseline", baseline) + "<br>" + report_line("current", current) + "</p>\n";
-  list("Why it failed", "reasons", v.reasons, body);
+  list(v.status == compare::Status::unmeasured ? "What could not be measured" : "Why it failed", "reasons",
+       v.reasons, body);
+  list("Why it is inconclusive", "warnings", v.inconclusive, body);
   list("Warnings", "warnings", v.warnings, body);
   body += "</header>\n";
   metric_table(v, body);
@@ -256,7 +269,7 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
   if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, true, body);
 
   task_section(tasks, true, shortened, o, body);
-  std::string title = std::string("gate: ") + (v.passed ? "passed" : "failed") + " — " + v.current_suite.name;
+  std::string title = std::string("gate: ") + compare::to_string(v.status) + " — " + v.current_suite.name;
   return page(title, body, data);
 }
 
@@ -317,9 +330,13 @@ std::string report_html(const report::Report& r, const HtmlOptions& o) {
   for (std::size_t k = 0; k < s.pass_hat_k.size(); ++k)
     row(body, {"pass^" + std::to_string(k + 1), pct(s.pass_hat_k[k])});
   row(body, {"Consistency gap", fixed(s.consistency_gap_pp, 1) + " pp"});
-  row(body, {"Answer inconsistency", fixed(s.answer_inconsistency_pp, 1) + " pp"});
-  row(body, {"Trajectory inconsistency", fixed(s.trajectory_inconsistency_pp, 1) + " pp"});
-  row(body, {"Route-polluted tasks", std::to_string(s.polluted_tasks)});
+  auto pp_or_na = [](const std::optional<double>& v) {
+    return or_na(v, [](double x) { return fixed(x, 1) + " pp"; });
+  };
+  row(body, {"Answer inconsistency", pp_or_na(s.answer_inconsistency_pp)});
+  row(body, {"Trajectory inconsistency", pp_or_na(s.trajectory_inconsistency_pp)});
+  row(body,
+      {"Route-polluted tasks", or_na(s.polluted_tasks, [](std::int64_t n) { return std::to_string(n); })});
   row(body, {"Errored runs", std::to_string(s.errored_runs) + " of " + std::to_string(s.total_runs) + " (" +
                                  pct(s.error_rate) + ")"});
   row(body, {"Tokens per task", fixed(s.tokens_per_task, 1)});

@@ -7,6 +7,7 @@
 #include <gate/render/escape.hpp>
 #include <gate/render/markdown_consistency.hpp>
 #include <gate/render/markdown_tasks.hpp>
+#include <gate/render/na.hpp>
 
 namespace gate::render {
 
@@ -99,7 +100,9 @@ void row(std::string& out, std::initializer_list<std::string> cells) {
 void metrics_table(const report::Report& r, std::string& out) {
   const auto& s = r.stats;
   out += "## Metrics\n\n| Metric | Value | Definition |\n|---|---|---|\n";
-  row(out, {"Success rate", pct(s.overall.success_rate), "passed runs ÷ runs that did not error"});
+  const std::string measured_none = "n/a (0 of " + std::to_string(s.total_runs) + " runs measured)";
+  row(out, {"Success rate", s.overall.runs > 0 ? pct(s.overall.success_rate) : measured_none,
+            "passed runs ÷ runs that did not error"});
   row(out, {"95% interval", interval(s.overall),
             "over tasks, the unit of independence; method: " + md_cell(s.overall.interval_method)});
   for (std::size_t i = 0; i < s.pass_at_k.size(); ++i)
@@ -112,25 +115,42 @@ void metrics_table(const report::Report& r, std::string& out) {
               "chance that a task passes every time in " +
                   plural(static_cast<std::int64_t>(i + 1), "run", "runs") +
                   ", mean over tasks (Yao et al. 2024): does it do this every time?"});
+  const std::string k = std::to_string(s.pass_at_k.size());
+  std::string over =
+      "over " + plural(s.pass_k_tasks, "task", "tasks") + " with " + k + " or more measured runs";
+  if (s.pass_k_left_out > 0)
+    over += "; " + plural(s.pass_k_left_out, "task", "tasks") + " with fewer left out";
+  if (!s.pass_at_k.empty()) row(out, {"pass@k, pass^k coverage", "k = 1.." + k, md_cell(over)});
   row(out, {"Consistency gap", pp(s.consistency_gap_pp),
-            "pass@k − pass^k at k = n: share of tasks with mixed outcomes (route-polluted tasks left out)"});
-  row(out,
-      {"Mixed outcomes", pp(s.mixed_share_pp), "share of all tasks where some runs passed and some failed"});
-  row(out, {"Answer inconsistency", pp(s.answer_inconsistency_pp),
+            "pass@k − pass^k at k = " + k +
+                ": share of tasks with mixed outcomes (route-polluted tasks left out)"});
+  row(out, {"Mixed outcomes", pp(s.mixed_share_pp),
+            "share of those tasks where some runs passed and some failed"});
+  auto pp_or_na = [&](const std::optional<double>& v) { return or_na(v, [&](double x) { return pp(x); }); };
+  row(out, {"Answer inconsistency", pp_or_na(s.answer_inconsistency_pp),
             "share of tasks whose runs gave different final answers"});
-  row(out, {"Trajectory inconsistency", pp(s.trajectory_inconsistency_pp),
-            "share of tasks whose runs made different tool-call sequences"});
-  row(out, {"Trajectory similarity", fixed(s.trajectory_similarity, 3),
+  row(out, {"Trajectory inconsistency", pp_or_na(s.trajectory_inconsistency_pp),
+            "share of tasks whose runs made different tool-call sequences (tasks with tool calls)"});
+  row(out, {"Trajectory similarity", or_na(s.trajectory_similarity, [](double x) { return fixed(x, 3); }),
             "mean pairwise Jaccard similarity of the runs' tool-call sets; 1 = identical"});
   if (s.group_completion)
     row(out, {"Group completion", pct(*s.group_completion),
               "mean over runs of the share of groups whose every task passed"});
   double band = report::options_from_config(r.config, "report config").token_band_pct;
-  row(out, {"Token band outliers", plural(s.token_band_outliers, "run", "runs"),
+  row(out, {"Token band outliers",
+            or_na(s.token_band_outliers, [](std::int64_t n) { return plural(n, "run", "runs"); }),
             "runs whose tokens fall outside ±" + fixed(band, band == static_cast<int>(band) ? 0 : 1) +
                 "% of their task's median (retries, truncation)"});
-  row(out, {"Route-polluted tasks", std::to_string(s.polluted_tasks),
+  row(out, {"Route-polluted tasks", or_na(s.polluted_tasks, [](std::int64_t n) { return std::to_string(n); }),
             "tasks whose runs did not share one route; their consistency is not comparable"});
+  for (const auto& [field, values] : s.route_by_run) {
+    std::string shown;
+    for (std::size_t i = 0; i < values.size() && i < 8; ++i)
+      shown += (i > 0 ? ", " : "") + values[i];
+    if (values.size() > 8) shown += ", …";
+    row(out, {"Route by run: " + md_cell(field), md_cell(shown),
+              "varies with the run index the same way in every task: the harness's design, not pollution"});
+  }
   out += '\n';
 }
 
@@ -154,7 +174,9 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
   row(out, {"Paid", std::to_string(s.paid_tokens)});
   row(out, {"Per task", fixed(s.tokens_per_task, 1)});
   out += '\n';
-  if (s.runs_without_usage > 0)
+  if (s.runs_without_usage == s.total_runs && s.total_runs > 0)
+    out += std::string("Token usage: ") + k_not_in_data + " (no run reported usage).\n\n";
+  else if (s.runs_without_usage > 0)
     out += plural(s.runs_without_usage, "run", "runs") +
            " had no usage reported: their tokens are unknown, not zero.\n\n";
 }
@@ -162,7 +184,9 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
 void latency(const metrics::SuiteStats& s, std::string& out) {
   out += "## Latency\n\n";
   if (s.call_latency.count == 0) {
-    out += "All runs replayed from cache: no fresh model calls to time.\n\n";
+    out += s.cache_hits == s.total_runs
+               ? "All runs replayed from cache: no fresh model calls to time.\n\n"
+               : std::string(k_not_in_data) + ": no fresh run carries a latency.\n\n";
     return;
   }
   out += "Fresh calls only (a cache hit has no model latency).\n\n";

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/na.hpp>
 #include <gate/util/format.hpp>
 
 namespace gate::render {
@@ -65,7 +66,8 @@ void divergent_tasks(const report::Report& r, const MarkdownOptions& o, std::str
     if (s.trajectory_consistent) continue;
     rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_id_bytes)) + " | " +
                    (s.first_divergence ? std::to_string(*s.first_divergence) : "—") + " | " +
-                   fixed(s.trajectory_similarity, 3) + " | " + (s.route_polluted ? "yes" : "no") + " |\n");
+                   (s.has_tool_calls ? fixed(s.trajectory_similarity, 3) : std::string(k_not_in_data)) +
+                   " | " + (s.route_polluted ? "yes" : "no") + " |\n");
   }
   if (rows.empty()) return;
   out += "| Task | First divergence | Trajectory similarity | Route-polluted |\n|---|---:|---:|---|\n";
@@ -80,12 +82,16 @@ void divergent_tasks(const report::Report& r, const MarkdownOptions& o, std::str
 void token_band(const report::Report& r, const MarkdownOptions& o, std::string& out) {
   const auto& s = r.stats;
   double band = report::options_from_config(r.config, "report config").token_band_pct;
-  if (s.token_band_outliers == 0) {
+  if (!s.token_band_outliers) {
+    out += std::string("Token band: ") + k_not_in_data + " (no run reported token usage).\n\n";
+    return;
+  }
+  if (*s.token_band_outliers == 0) {
     out += "No run's tokens fall outside ±" + fixed(band, band == static_cast<int>(band) ? 0 : 1) +
            "% of its task's median.\n\n";
     return;
   }
-  out += count(s.token_band_outliers, "run's", "runs'") + " tokens fall outside ±" +
+  out += count(*s.token_band_outliers, "run's", "runs'") + " tokens fall outside ±" +
          fixed(band, band == static_cast<int>(band) ? 0 : 1) +
          "% of their task's median; these are usually retries or truncation, not the model: ";
   std::size_t listed = 0;
@@ -106,12 +112,16 @@ void token_band(const report::Report& r, const MarkdownOptions& o, std::string& 
 
 void pollution(const report::Report& r, std::string& out) {
   const auto& s = r.stats;
-  if (s.polluted_tasks == 0) {
+  if (!s.polluted_tasks) {
+    out += std::string("Route hygiene: ") + k_not_in_data + " (no run records a route).\n\n";
+    return;
+  }
+  if (*s.polluted_tasks == 0) {
     out += "Every task's runs shared one route.\n\n";
     return;
   }
   bool included = report::options_from_config(r.config, "report config").include_polluted;
-  out += count(s.polluted_tasks, "route-polluted task is", "route-polluted tasks are") +
+  out += count(*s.polluted_tasks, "route-polluted task is", "route-polluted tasks are") +
          (included ? " counted in the consistency gap (include_polluted is on), so the gap mixes routes"
                    : " kept out of the consistency gap (see \"Route-polluted tasks\" for the fields that "
                      "differed); pass --include-polluted to count them") +
@@ -129,9 +139,9 @@ void consistency_section(const report::Report& r, const MarkdownOptions& o, std:
   out += "Consistency gap " + fixed(s.consistency_gap_pp) +
          " pp (share of tasks whose runs both passed and "
          "failed); trajectory inconsistency " +
-         fixed(s.trajectory_inconsistency_pp) +
-         " pp (share of tasks whose runs made different tool-call sequences); mean trajectory similarity " +
-         fixed(s.trajectory_similarity, 3) +
+         or_na(s.trajectory_inconsistency_pp, [](double x) { return fixed(x) + " pp"; }) +
+         " (share of tasks whose runs made different tool-call sequences); mean trajectory similarity " +
+         or_na(s.trajectory_similarity, [](double x) { return fixed(x, 3); }) +
          " (1 = every run called the same tools with the same arguments).\n\n";
   where_runs_split(s, out);
   divergent_tasks(r, o, out);

@@ -78,9 +78,18 @@ void metric(const MetricRow& r, std::string& out) {
   o.str("name", r.name);
   o.str("unit", r.unit);
   o.str("value_unit", r.value_unit);
+  o.boolean("available", r.available);
+  o.str("unavailable", r.unavailable);
   o.num("baseline", r.baseline);
   o.num("current", r.current);
+  o.integer("tasks", r.tasks);
+  o.num("suite_delta", r.suite_delta);
   o.num("delta", r.delta);
+  o.integer("scope_tasks", r.scope_tasks);
+  if (r.k)
+    o.integer("k", *r.k);
+  else
+    o.key("k") += "null";
   {
     Object i(o.key("delta_interval"));
     i.num("low", r.delta_interval.low);
@@ -91,11 +100,13 @@ void metric(const MetricRow& r, std::string& out) {
   o.opt("p_value", r.p_value);
   o.opt("p_adjusted", r.p_adjusted);
   o.opt("noise_floor", r.noise_floor);
+  o.opt("min_p", r.min_p);
   o.str("test", r.test);
   o.boolean("gated", r.gated);
   o.boolean("crossed", r.crossed);
   o.boolean("significant", r.significant);
   o.boolean("failed", r.failed);
+  o.boolean("inconclusive", r.inconclusive);
 }
 
 void task(const TaskDiff& t, std::string& out) {
@@ -111,7 +122,9 @@ void task(const TaskDiff& t, std::string& out) {
   o.boolean("fixed", t.fixed);
   o.boolean("became_flaky", t.became_flaky);
   o.boolean("became_stable", t.became_stable);
+  o.boolean("stable_failing", t.stable_failing);
   o.boolean("inputs_unchanged", t.inputs_unchanged);
+  o.boolean("rerecorded", t.rerecorded);
   o.boolean("grader_change", t.grader_change);
   o.num("p_value", t.p_value);
   o.num("q_value", t.q_value);
@@ -149,10 +162,12 @@ std::string verdict_json(const Verdict& v) {
   {
     Object o(out, true);
     o.str("schema", k_verdict_schema);
-    o.boolean("passed", v.passed);
+    o.str("status", compare::to_string(v.status));
+    o.boolean("passed", v.passed());
     o.integer("exit", static_cast<int>(v.exit));
     o.str("headline", v.headline);
     o.strings("reasons", v.reasons);
+    o.strings("inconclusive", v.inconclusive);
     o.strings("warnings", v.warnings);
     suite(v.baseline_suite, o.key("baseline_suite"));
     suite(v.current_suite, o.key("current_suite"));
@@ -164,6 +179,10 @@ std::string verdict_json(const Verdict& v) {
     o.integer("paired", v.paired);
     o.integer("unchanged_inputs", v.unchanged_inputs);
     o.integer("affected", v.affected);
+    o.integer("rerecorded", v.rerecorded);
+    o.boolean("fingerprints_known", v.fingerprints_known);
+    o.str("coverage", v.coverage);
+    o.strings("unmeasured", v.unmeasured);
     o.integer("flips", v.flips);
     o.integer("regressed", v.regressed);
     o.integer("fixed", v.fixed);

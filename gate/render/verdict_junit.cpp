@@ -31,6 +31,7 @@ std::string p_text(double p) {
 
 // Everything the row holds, one fact per line, for the failure body.
 std::string metric_lines(const MetricRow& r) {
+  if (!r.available) return "n/a: " + r.unavailable + "\n";
   std::string u = unit_text(r.unit), vu = unit_text(r.value_unit);
   std::string s = "baseline " + number(r.baseline) + vu + ", current " + number(r.current) + vu + "\n";
   s += "delta " + signed1(r.delta) + u + " (95% interval " + signed1(r.delta_interval.low) + " to " +
@@ -73,7 +74,7 @@ std::string task_lines(const TaskDiff& t) {
   add(t.flipped, "flipped");
   add(t.became_flaky, "became flaky");
   add(t.fixed, "fixed");
-  add(t.became_stable, "became stable");
+  add(t.became_stable, t.stable_failing ? "became stable, failing" : "became stable");
   add(t.grader_change, "check or grader change (inputs unchanged)");
   s += "changes: " + changes + "\n";
   s += "p " + p_text(t.p_value) + ", q (Benjamini-Hochberg) " + p_text(t.q_value) + "\n";
@@ -105,22 +106,37 @@ std::string verdict_junit(const Verdict& v) {
     failures += r.failed;
   for (const TaskDiff& t : v.tasks)
     failures += t.regressed;
-  std::string counts = " tests=\"" + std::to_string(v.metrics.size() + v.tasks.size()) + "\" failures=\"" +
-                       std::to_string(failures) + "\" errors=\"0\"";
+  // A verdict that could not measure, or could not decide, is one more
+  // test case: a JUnit reader must never see "all passed" for it.
+  const bool unmeasured = v.status == compare::Status::unmeasured;
+  const bool inconclusive = v.status == compare::Status::inconclusive;
+  const std::size_t tests = v.metrics.size() + v.tasks.size() + (unmeasured || inconclusive ? 1 : 0);
+  std::string counts = " tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
+                       "\" errors=\"" + (unmeasured ? "1" : "0") + "\"";
   std::string out;
   out.reserve(2048 + v.tasks.size() * 512);
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"gate\"" + counts + ">\n";
-  out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"0\">\n    <properties>\n";
+  out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"" + (inconclusive ? "1" : "0") +
+         "\">\n    <properties>\n";
   auto property = [&](const char* name, const std::string& value) {
     out += "      <property name=\"" + std::string(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
   };
-  property("verdict", v.passed ? "passed" : "failed");
+  property("verdict", compare::to_string(v.status));
   property("headline", v.headline);
   property("baseline_suite", v.baseline_suite.name + " " + v.baseline_suite.version);
   property("current_suite", v.current_suite.name + " " + v.current_suite.version);
   property("paired_tasks", std::to_string(v.paired));
   out += "    </properties>\n";
+  if (unmeasured || inconclusive) {
+    const std::string lines = unmeasured               ? v.reasons.empty() ? v.headline : v.reasons.front()
+                                            : v.inconclusive.empty() ? v.headline
+                                                       : v.inconclusive.front();
+    out += std::string("    <testcase classname=\"gate\" name=\"") +
+           (unmeasured ? "measurement" : "decision") + "\">\n      " +
+           (unmeasured ? "<error type=\"unmeasured\" message=\"" : "<skipped message=\"") +
+           xml_escape(lines) + "\"/>\n    </testcase>\n";
+  }
   for (const MetricRow& r : v.metrics)
     out += metric_case(r);
   for (const TaskDiff& t : v.tasks)

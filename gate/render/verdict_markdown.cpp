@@ -179,11 +179,17 @@ void header(const Verdict& v, Budget& b) {
   if (v.max_new_failures) line += " · max_new_failures " + std::to_string(*v.max_new_failures);
   piece(b, line + "\n\n");
 
-  Section reasons{bullets_title("Why it failed"), "", "", {}};
+  const bool unmeasured = v.status == compare::Status::unmeasured;
+  Section reasons{bullets_title(unmeasured ? "What could not be measured" : "Why it failed"), "", "", {}};
   for (const auto& r : v.reasons)
     reasons.rows.push_back("- " + md_cell(truncate_utf8(r, k_line_bytes)) + "\n");
   reasons.summary = plural(static_cast<std::int64_t>(reasons.rows.size()), "reason", "reasons");
   emit(b, reasons);
+  Section undecided{bullets_title("Why it is inconclusive"), "", "", {}};
+  for (const auto& r : v.inconclusive)
+    undecided.rows.push_back("- " + md_cell(truncate_utf8(r, k_line_bytes)) + "\n");
+  undecided.summary = plural(static_cast<std::int64_t>(undecided.rows.size()), "reason", "reasons");
+  emit(b, undecided);
   Section warnings{bullets_title("Warnings"), "", "", {}};
   for (const auto& w : v.warnings)
     warnings.rows.push_back("- ⚠ " + md_cell(truncate_utf8(w, k_line_bytes)) + "\n");
@@ -192,7 +198,9 @@ void header(const Verdict& v, Budget& b) {
 }
 
 std::string status(const MetricRow& r) {
+  if (!r.available) return "➖ n/a";
   if (r.failed) return "❌ fail";
+  if (r.inconclusive) return "⚠ inconclusive (too few changed tasks)";
   if (!r.threshold) return "➖ not gated";
   if (!r.gated) return "➖ not gated (no test fits)";
   if (r.crossed) return "⚠ crossed, not significant";
@@ -217,14 +225,23 @@ void metrics(const Verdict& v, Budget& b) {
   s.head = "| Metric | Baseline | Current | Δ | 95% interval of Δ | Threshold | p (adj.) | Noise floor | "
            "Status |\n|---|---:|---:|---:|---|---:|---:|---:|---|\n";
   for (const MetricRow& r : v.metrics) {
+    if (!r.available) {
+      const std::string na = "n/a (" + md_cell(r.unavailable) + ")";
+      s.rows.push_back(cells({md_cell(r.name), na, "n/a", "n/a", "—", "—", "—", "—", status(r)}));
+      continue;
+    }
     std::string u = suffix(r.unit);
     std::string threshold = "—";
     if (r.threshold) threshold = signed1(r.higher_is_better ? -*r.threshold : *r.threshold) + u;
     std::string interval = signed1(r.delta_interval.low) + " to " + signed1(r.delta_interval.high) + u;
     std::string floor = r.noise_floor ? "±" + fixed1(*r.noise_floor) + u : "—";
+    std::string delta = signed1(r.delta) + u;
+    if (r.scope_tasks != r.tasks)
+      delta += " on " + std::to_string(r.scope_tasks) + " affected (" + signed1(r.suite_delta) + u +
+               " on all " + std::to_string(r.tasks) + ")";
     s.rows.push_back(
-        cells({md_cell(r.name), amount(r.baseline, r.value_unit), amount(r.current, r.value_unit),
-               signed1(r.delta) + u, interval, threshold, p_cell(r), floor, status(r)}));
+        cells({md_cell(r.name), amount(r.baseline, r.value_unit), amount(r.current, r.value_unit), delta,
+               interval, threshold, p_cell(r), floor, status(r)}));
   }
   emit(b, s);
 
@@ -254,7 +271,10 @@ std::string note(const TaskDiff& t, Kind k) {
   if (t.flipped && k != Kind::flipped) parts.push_back("flipped");
   if (t.became_flaky && k != Kind::flaky) parts.push_back("became flaky");
   if (t.fixed && k != Kind::fixed) parts.push_back("fixed");
-  if (t.became_stable && k != Kind::stable) parts.push_back("became stable");
+  if (t.became_stable && k != Kind::stable)
+    parts.push_back(t.stable_failing ? "became stable, failing" : "became stable");
+  if (t.stable_failing && k == Kind::stable) parts.push_back("stable, failing: every run fails now");
+  if (t.rerecorded) parts.push_back("re-recorded since the baseline");
   if (t.inputs_unchanged && !t.grader_change) parts.push_back("inputs unchanged");
   std::string s;
   for (const auto& p : parts)
@@ -379,9 +399,19 @@ std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) 
   tasks(v, b);
   id_list("Added tasks", v.added, b);
   id_list("Removed tasks", v.removed, b);
-  piece(b, "**" + plural(v.unchanged_inputs, "task", "tasks") + " unchanged, " + std::to_string(v.affected) +
-               " affected by this change** (of " + std::to_string(v.paired) +
-               " paired; unchanged: every request was replayed from the baseline's responses)\n\n");
+  id_list("Unmeasured tasks (every run errored on a side)", v.unmeasured, b);
+  if (!v.fingerprints_known)
+    piece(b,
+          "**" + plural(v.paired, "paired task", "paired tasks") +
+              ", fingerprints unknown**: the runs carry no request fingerprints, so every task is treated as "
+              "affected\n\n");
+  else
+    piece(b, "**" + plural(v.unchanged_inputs, "task", "tasks") + " unchanged, " +
+                 std::to_string(v.affected) + " affected by this change** (of " + std::to_string(v.paired) +
+                 " paired and measured; unchanged: every run sent the baseline's request and got its answer" +
+                 (v.rerecorded > 0 ? "; " + std::to_string(v.rerecorded) + " re-recorded since the baseline"
+                                   : "") +
+                 ")\n\n");
   scenarios(v, b);
   Section routes{"### Route differences\n\n", "", "", {}};
   for (const auto& line : v.route_diff)

@@ -15,6 +15,10 @@ namespace gate::report {
 
 inline constexpr const char* k_schema = "gate.report/1";
 
+// The suite name and version `gate analyze` gives logs that name none.
+inline constexpr const char* k_unnamed_suite = "external";
+inline constexpr const char* k_unnamed_version = "unversioned";
+
 struct SuiteInfo {
   std::string name, version, sha256;
 };

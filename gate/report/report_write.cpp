@@ -165,6 +165,16 @@ void latency(const metrics::Latency& l, std::string& out) {
   out.push_back('}');
 }
 
+template <typename T> void optional_num(const std::optional<T>& v, std::string& out) {
+  if (!v) {
+    out += "null";
+  } else if constexpr (std::is_integral_v<T>) {
+    i64(*v, out);
+  } else {
+    num(*v, out);
+  }
+}
+
 void suite_stats(const metrics::SuiteStats& s, std::string& out) {
   out += "{\"overall\":";
   rate_summary(s.overall, out);
@@ -176,21 +186,22 @@ void suite_stats(const metrics::SuiteStats& s, std::string& out) {
   doubles(s.pass_at_k, out);
   out += ",\"pass_hat_k\":";
   doubles(s.pass_hat_k, out);
+  out += ",\"pass_k_tasks\":";
+  i64(s.pass_k_tasks, out);
+  out += ",\"pass_k_left_out\":";
+  i64(s.pass_k_left_out, out);
   out += ",\"consistency_gap_pp\":";
   num(s.consistency_gap_pp, out);
   out += ",\"mixed_share_pp\":";
   num(s.mixed_share_pp, out);
   out += ",\"answer_inconsistency_pp\":";
-  num(s.answer_inconsistency_pp, out);
+  optional_num(s.answer_inconsistency_pp, out);
   out += ",\"trajectory_inconsistency_pp\":";
-  num(s.trajectory_inconsistency_pp, out);
+  optional_num(s.trajectory_inconsistency_pp, out);
   out += ",\"trajectory_similarity\":";
-  num(s.trajectory_similarity, out);
+  optional_num(s.trajectory_similarity, out);
   out += ",\"group_completion\":";
-  if (s.group_completion)
-    num(*s.group_completion, out);
-  else
-    out += "null";
+  optional_num(s.group_completion, out);
   out += ",\"first_divergence_histogram\":{";
   bool first = true;
   for (const auto& [step, count] : s.first_divergence_histogram) {
@@ -202,9 +213,19 @@ void suite_stats(const metrics::SuiteStats& s, std::string& out) {
     i64(count, out);
   }
   out += "},\"token_band_outliers\":";
-  i64(s.token_band_outliers, out);
+  optional_num(s.token_band_outliers, out);
   out += ",\"polluted_tasks\":";
-  i64(s.polluted_tasks, out);
+  optional_num(s.polluted_tasks, out);
+  out += ",\"route_by_run\":{";
+  first = true;
+  for (const auto& [key, values] : s.route_by_run) {
+    if (!first) out.push_back(',');
+    first = false;
+    str(key, out);
+    out.push_back(':');
+    strings(values, out);
+  }
+  out.push_back('}');
   out += ",\"total_runs\":";
   i64(s.total_runs, out);
   out += ",\"errored_runs\":";

@@ -12,10 +12,15 @@ namespace gate::results {
 
 // What a run was sent through (METRICS.md "Route hygiene"): model, provider,
 // base URL host and path, key alias (never the key), sampling, max_tokens,
-// concurrency, tool-schema version, gate version. Values are text so that
+// tool-schema version, gate version. Values are text so that
 // routes from other harnesses (gate analyze) fit the same shape; a field
 // that was not set is absent.
 using Route = std::map<std::string, std::string>;
+
+// Whether a route field is compared between runs and reports. concurrency
+// is recorded (older reports carry it in the route) but changes nothing the
+// model sees (METRICS.md "Route hygiene").
+inline bool compared_route_key(const std::string& key) { return key != "concurrency"; }
 
 struct CheckResult {
   std::string label;

@@ -49,6 +49,8 @@ boost::json::value config_json(const config::Config& c) {
       {"max_error_rate_rise_pp", optional_number(t.max_error_rate_rise_pp)},
       {"max_new_failures", optional_int(t.max_new_failures)},
       {"alpha", t.alpha},
+      {"max_errored_runs_pct", t.max_errored_runs_pct},
+      {"on_inconclusive", t.on_inconclusive},
   };
   return boost::json::object{
       {"model", std::move(model)},

@@ -73,7 +73,16 @@ struct Shared {
 };
 
 bool fatal_bucket(model::Bucket b) {
-  return b == model::Bucket::auth || b == model::Bucket::not_found || b == model::Bucket::connection;
+  return b == model::Bucket::auth || b == model::Bucket::not_found || b == model::Bucket::connection ||
+         b == model::Bucket::quota;
+}
+
+// What the person at the terminal can do about a fatal bucket.
+std::string remedy(model::Bucket b) {
+  if (b == model::Bucket::quota)
+    return "; the account's quota or credit is spent: add credit or raise its spend limit, then rerun "
+           "(answers recorded so far stay in the cache)";
+  return "";
 }
 
 void set_fatal(Shared& sh, Exit code, const std::string& message) {
@@ -140,7 +149,8 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
   if (!o.hit && fatal_bucket(o.reply.bucket)) {
     set_fatal(sh, Exit::cannot_run,
               "upstream " + model::to_string(o.reply.bucket) + " error for " + what + ": " + o.reply.error +
-                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")");
+                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")" +
+                  remedy(o.reply.bucket));
   }
   // Only a successful response is recorded: a failure is never replayed.
   if (!o.hit && o.reply.bucket == model::Bucket::none && sh.in.store != nullptr &&
@@ -383,7 +393,6 @@ results::Route configured_route(const config::Config& c) {
   r["top_p"] = number_text(c.model.top_p);
   r["seed"] = number_text(c.model.seed);
   r["max_tokens"] = number_text(c.model.max_tokens);
-  r["concurrency"] = std::to_string(c.concurrency);
   r["tool_schema_version"] = "none";
   r["gate_version"] = k_version;
   return r;

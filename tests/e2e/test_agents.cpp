@@ -122,7 +122,9 @@ TEST_CASE("rel-39: an agent that runs forever is killed with its group at the ti
   const fs::path cfg = make_suite(tmp.path(), cases);
   Result r = run_gate({"run", "--config", cfg.string(), "--quiet"}, tmp.path(),
                       {{"GATE_E2E_PIDFILE", pidfile.string()}, {"TMPDIR", (tmp.path() / "tmpdir").string()}});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // Its only run errored: the report is written, and nothing was measured.
+  REQUIRE_MESSAGE(r.exit_code == 3, r.err);
+  CHECK(r.err.find("could not measure: 1 of 1 runs errored (agent 1)") != std::string::npos);
   CHECK(r.out.find("1 errored") != std::string::npos);
   const auto report = read_json(tmp.path() / "out/report.json");
   const auto& run = run_of(report, "forever");
@@ -157,7 +159,7 @@ TEST_CASE(
   const fs::path cfg = make_suite(tmp.path(), cases);
   Result r = run_gate({"run", "--config", cfg.string(), "--quiet"}, tmp.path(),
                       {{"TMPDIR", (tmp.path() / "tmpdir").string()}});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  REQUIRE_MESSAGE(r.exit_code == 3, r.err); // every run refused: nothing measured
   const auto report = read_json(tmp.path() / "out/report.json");
   for (const char* id : {"absolute", "relative"}) {
     const auto& run = run_of(report, id);

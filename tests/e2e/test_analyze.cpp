@@ -107,10 +107,12 @@ TEST_CASE("a JSON array, a glob and JSONL give the same tasks; --include-pollute
   auto a = read_json(tmp.path() / "a" / "report.json").as_object();
   auto b = read_json(tmp.path() / "b" / "report.json").as_object();
   CHECK(a.at("tasks") == b.at("tasks"));
-  // Mixed tasks: 4 of the 8 clean ones (50 pp); with the 4 polluted ones,
-  // which all passed, 4 of 12 (33.3 pp).
-  CHECK(a.at("stats").at("consistency_gap_pp").to_number<double>() == doctest::Approx(50.0));
-  CHECK(b.at("stats").at("consistency_gap_pp").to_number<double>() == doctest::Approx(100.0 / 3));
+  // At k = 3 (most tasks' measured runs; airline-06 has 2 after a timeout
+  // and is left out, and said to be): mixed tasks are 4 of the 7 clean ones
+  // (57.1 pp); with the 4 polluted ones, which all passed, 4 of 11 (36.4 pp).
+  CHECK(a.at("stats").at("pass_k_left_out").as_int64() == 1);
+  CHECK(a.at("stats").at("consistency_gap_pp").to_number<double>() == doctest::Approx(400.0 / 7));
+  CHECK(b.at("stats").at("consistency_gap_pp").to_number<double>() == doctest::Approx(400.0 / 11));
   Result none = analyze({"logs/*.jsonl"}, tmp.path(), "c");
   CHECK(none.exit_code == 2);
   CHECK(has(none.err, "no file matches \"logs/*.jsonl\""));

@@ -15,78 +15,15 @@ using gate::report::Report;
 using gate::results::Run;
 using gate::results::Task;
 
-namespace {
+#include "test_compare_support.hpp"
 
-Run run(int index, bool passed) {
-  Run r;
-  r.index = index;
-  r.passed = passed;
-  r.answer = passed ? "Paris" : "Lyon";
-  r.answer_sha256 = r.answer;
-  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris", ""});
-  r.prompt_tokens = 100;
-  r.completion_tokens = 20;
-  r.latency_ms = 100;
-  r.fingerprint = "fp";
-  r.route = {{"model", "m1"}};
-  return r;
-}
+using namespace gate::compare::test;
 
-// One run per outcome, indices 0, 1, ...; each task gets its own fingerprint.
-Task task(const std::string& id, const std::vector<bool>& outcomes, const std::string& scenario = "s") {
-  Task t;
-  t.id = id;
-  t.scenario = scenario;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    t.runs.push_back(run(static_cast<int>(i), outcomes[i]));
-    t.runs.back().fingerprint = "fp-" + id;
-  }
-  return t;
-}
-
-// c passes then n − c failures.
-Task counted(const std::string& id, int c, int n) {
-  std::vector<bool> o;
-  for (int i = 0; i < n; ++i)
-    o.push_back(i < c);
-  return task(id, o);
-}
-
-// As `counted`, with every run replayed from the cache.
-Task replayed(const std::string& id, int c, int n) {
-  Task t = counted(id, c, n);
-  for (Run& r : t.runs) {
-    r.cache_hit = true;
-    r.latency_ms = 0;
-  }
-  return t;
-}
-
-Report report(std::vector<Task> tasks) {
-  Report r;
-  r.suite = {"demo", "1", std::string(64, 'a')};
-  r.route = {{"model", "m1"}};
-  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.id < b.id; });
-  r.tasks = std::move(tasks);
-  gate::report::compute(r, {});
-  return r;
-}
-
-std::string id(int i) { return (i < 10 ? "t0" : "t") + std::to_string(i); }
-
-const MetricRow& row(const Verdict& v, const std::string& key) {
-  auto it =
-      std::find_if(v.metrics.begin(), v.metrics.end(), [&](const MetricRow& r) { return r.key == key; });
-  REQUIRE(it != v.metrics.end());
-  return *it;
-}
-
-} // namespace
-
-TEST_CASE("identical reports pass, with the success noise floor in the headline") {
+TEST_CASE("the same counts sampled again pass, with the success noise floor in the headline") {
   Report r = report({counted("a", 3, 3), counted("b", 2, 3), counted("c", 1, 3), counted("d", 0, 3)});
-  Verdict v = compare(r, r, {});
-  CHECK(v.passed);
+  Report again = report({counted("a", 3, 3), counted("b", 2, 3), counted("c", 1, 3), counted("d", 0, 3)});
+  Verdict v = compare(r, again, {});
+  CHECK(v.passed());
   CHECK(v.exit == gate::Exit::pass);
   CHECK(v.reasons.empty());
   CHECK(v.warnings.empty());
@@ -103,18 +40,19 @@ TEST_CASE("identical reports pass, with the success noise floor in the headline"
   CHECK(s.baseline == Approx(50)); // 6 of 12 runs
   CHECK(s.p_value == 1.0);         // no non-zero difference: nothing to flip
   CHECK(*s.p_adjusted == 1.0);
-  // Noise floor, binomial per task: p̂(1−p̂)·n/(n−1) = 0, 1/3, 1/3, 0, each
+  // Noise floor at Holm's level for two gated metrics, 0.05/2 = 0.025
+  // (z = 1.959964). Binomial per task: p̂(1−p̂)·n/(n−1) = 0, 1/3, 1/3, 0, each
   // times (1/3 + 1/3): mean Var(d) = (4/9)/4 = 1/9, sd 1/3; normal floor
-  // 100·(1.644854 + 0.841621)·(1/3)/√4 = 41.44pp; discrete floor: 5 tasks must
-  // move by 1/3 each → 100·5/(3·4) = 41.67pp, the larger.
-  CHECK(*s.noise_floor == Approx(41.6666667).epsilon(1e-6));
+  // 100·(1.959964 + 0.841621)·(1/3)/√4 = 46.69pp; discrete floor: 2^-m < 0.025
+  // needs m = 6 tasks moving by 1/3 each → 100·6/(3·4) = 50pp, the larger.
+  CHECK(*s.noise_floor == Approx(50).epsilon(1e-6));
   // Consistency gap: b and c are mixed (ḡ = 1/2, T = 4); normal
-  // 100·2.486475·√(2·¼/4) = 87.9pp; discrete 100·5/4 = 125pp.
-  CHECK(*row(v, "consistency_gap").noise_floor == Approx(125));
+  // 100·2.801585·√(2·¼/4) = 99.1pp; discrete 100·6/4 = 150pp.
+  CHECK(*row(v, "consistency_gap").noise_floor == Approx(150));
   CHECK(row(v, "consistency_gap").baseline == Approx(50));
   CHECK(row(v, "pass_hat_k").name == "pass^3");
   CHECK(v.headline ==
-        "✅ gate passed: success 50.0% → 50.0% (0.0pp, within noise ±41.7pp); 0 regressed; 0 tasks unchanged, "
+        "✅ gate passed: success 50.0% → 50.0% (0.0pp, within noise ±50.0pp); 0 regressed; 0 tasks unchanged, "
         "4 affected");
 }
 
@@ -125,7 +63,7 @@ TEST_CASE("20 tasks falling from 3/3 to 0/3 fail the gate on the success rate") 
     after.push_back(counted(id(i), 0, 3));
   }
   Verdict v = compare(report(before), report(after), {});
-  CHECK(!v.passed);
+  CHECK(!v.passed());
   CHECK(v.exit == gate::Exit::threshold);
   const MetricRow& s = row(v, "success_rate");
   CHECK(s.baseline == Approx(100));
@@ -141,8 +79,9 @@ TEST_CASE("20 tasks falling from 3/3 to 0/3 fail the gate on the success rate") 
   // 2·(1/20001), then max(2/20001, 1·1) = 1.
   CHECK(*s.p_adjusted == Approx(2.0 / 20001));
   CHECK(*row(v, "consistency_gap").p_adjusted == 1.0);
-  // Deterministic baseline: the normal floor is 0, the discrete one 100·5/(3·20).
-  CHECK(*s.noise_floor == Approx(8.3333333));
+  // Deterministic baseline: the normal floor is 0, the discrete one at
+  // Holm's level 0.025 (6 tasks) 100·6/(3·20).
+  CHECK(*s.noise_floor == Approx(10));
   CHECK(s.crossed);
   CHECK(s.significant);
   CHECK(s.failed);
@@ -194,7 +133,7 @@ TEST_CASE("at k = 5, four tasks falling 5/5 → 0/5 regress through Fisher and B
   CHECK(*s.p_adjusted == Approx(0.125));
   CHECK(s.crossed);
   CHECK(!s.failed);
-  CHECK(!v.passed);
+  CHECK(!v.passed());
   REQUIRE(v.reasons.size() == 1);
   CHECK(v.reasons[0] == "4 tasks regressed: t01, t02, t03, t04");
   CHECK(v.headline == "❌ gate failed: 4 tasks regressed: t01, t02, t03, t04");
@@ -216,7 +155,7 @@ TEST_CASE("different suites are bad input unless allowed") {
   Options o;
   o.allow_suite_change = true;
   Verdict v = compare(a, b, o);
-  CHECK(v.passed);
+  CHECK(v.passed());
   REQUIRE(v.warnings.size() == 1);
   CHECK(v.warnings[0] ==
         "suite changed (version \"1\" → \"2\"): only the tasks in both reports are compared");
@@ -234,17 +173,19 @@ TEST_CASE("added and removed tasks are listed and left out of the paired numbers
   CHECK(v.removed == std::vector<std::string>{"a"});
   CHECK(v.paired == 2);
   const MetricRow& s = row(v, "success_rate");
-  CHECK(s.baseline == Approx(200.0 / 3)); // the report's own 6 of 9
-  CHECK(s.delta == 0);                    // b and c did not move
+  CHECK(s.baseline == Approx(100)); // over the paired b and c (the report's own: 6 of 9)
+  CHECK(s.delta == 0);              // b and c did not move
   REQUIRE(v.scenarios.size() == 1);
   CHECK(v.scenarios[0].tasks == 2);
   CHECK(v.scenarios[0].baseline == Approx(1.0));
-  CHECK(v.passed);
+  CHECK(v.passed());
 }
 
 TEST_CASE("an outcome change on replayed, unchanged inputs is a regression by a grader change") {
-  Report before = report({counted("u1", 3, 3), counted("u2", 3, 3), counted("f1", 2, 3)});
-  Report after = report({replayed("u1", 2, 3), replayed("u2", 3, 3), counted("f1", 2, 3)});
+  Report before = report({recorded("u1", 3, 3), recorded("u2", 3, 3), counted("f1", 2, 3)});
+  // u1's answers replayed unchanged, its last run judged a failure now.
+  Report after = report(
+      {regraded(recorded("u1", 3, 3), {true, true, false}), replayed("u2", 3, 3), counted("f1", 2, 3)});
   Verdict v = compare(before, after, {});
   CHECK(v.unchanged_inputs == 2);
   CHECK(v.affected == 1);
@@ -257,7 +198,7 @@ TEST_CASE("an outcome change on replayed, unchanged inputs is a regression by a 
   CHECK(t.flipped);
   // Fisher alone (N = 6, K = 5: P(X <= 2) = C(5,2)·C(1,1)/C(6,3) = 10/20) would not flag it.
   CHECK(t.p_value == Approx(0.5));
-  CHECK(!v.passed);
+  CHECK(!v.passed());
   CHECK(v.reasons == std::vector<std::string>{"1 task regressed: u1 (1 by a check or grader change)"});
   // The paired test sees only the affected task f1, whose d is 0.
   const MetricRow& s = row(v, "success_rate");
@@ -266,13 +207,14 @@ TEST_CASE("an outcome change on replayed, unchanged inputs is a regression by a 
   // Replayed calls have no latency: informational, never gated.
   Options o;
   o.thresholds.max_p95_latency_rise_pct = 10;
-  Verdict replay_only = compare(report({counted("u2", 3, 3)}), report({replayed("u2", 3, 3)}), o);
+  Verdict replay_only = compare(report({recorded("u2", 3, 3)}), report({replayed("u2", 3, 3)}), o);
   const MetricRow& lat = row(replay_only, "p95_latency");
-  CHECK(lat.test == "no fresh calls");
+  CHECK(!lat.available);
+  CHECK(lat.unavailable == "no fresh call timed in the current report; replayed calls have no latency");
   CHECK(!lat.p_value);
   CHECK(!lat.gated);
   CHECK(!lat.failed);
-  CHECK(replay_only.passed);
+  CHECK(replay_only.passed());
 }
 
 TEST_CASE("the same change on fresh inputs is left to the statistics") {
@@ -282,7 +224,9 @@ TEST_CASE("the same change on fresh inputs is left to the statistics") {
   REQUIRE(v.tasks.size() == 1);
   CHECK(!v.tasks[0].inputs_unchanged);
   CHECK(v.tasks[0].flipped);
-  CHECK(v.passed);
+  // One task cannot be significant (best p 1/2): undecided, not failed.
+  CHECK(v.status == Status::inconclusive);
+  CHECK(v.exit == gate::Exit::pass);
 }
 
 TEST_CASE("a route difference is a warning, first in the headline") {
@@ -294,23 +238,61 @@ TEST_CASE("a route difference is a warning, first in the headline") {
   CHECK(v.warnings[0] == "routes differ: model: m1 → m2");
   CHECK(v.headline.rfind("⚠ routes differ (model) — ✅ gate passed: ", 0) == 0);
 
-  // Configured routes alike, but the runs went elsewhere.
-  Report moved = before;
-  for (Run& r : moved.tasks[1].runs)
-    r.route["base_url_host"] = "proxy.example";
+  // Configured routes alike, but most runs went elsewhere: the sides'
+  // modal routes differ.
+  Report moved = report({counted("a", 3, 3), counted("b", 3, 3), counted("c", 3, 3)});
+  for (std::size_t t = 1; t < 3; ++t)
+    for (Run& r : moved.tasks[t].runs)
+      r.route["base_url_host"] = "proxy.example";
   gate::report::compute(moved, {});
-  Verdict w = compare(before, moved, {});
-  CHECK(w.route_diff ==
-        std::vector<std::string>{"base_url_host: (unset) → proxy.example (in the runs of 1 task)"});
-  CHECK(w.headline.rfind("⚠ routes differ (base_url_host) — ✅", 0) == 0);
+  Verdict w = compare(report({counted("a", 3, 3), counted("b", 3, 3), counted("c", 3, 3)}), moved, {});
+  CHECK(w.route_diff == std::vector<std::string>{"base_url_host: (unset) → proxy.example (in most runs)"});
+  CHECK(w.headline.rfind("⚠ routes differ (base_url_host) — ", 0) == 0);
 
-  // Only a later run strayed: the task is route-polluted, and still noticed.
+  // Only a later run strayed: that task is route-polluted within its own
+  // report (and out of its gap), but the sides went the same way.
   Report strayed = before;
   strayed.tasks[0].runs[2].route["model"] = "m3";
   gate::report::compute(strayed, {});
   REQUIRE(strayed.task_stats[0].route_polluted);
-  CHECK(compare(before, strayed, {}).route_diff ==
-        std::vector<std::string>{"model: m1 → m3 (in the runs of 1 task)"});
+  CHECK(compare(before, strayed, {}).route_diff.empty());
+
+  // concurrency changes nothing the model sees: never a route difference.
+  Report parallel = before;
+  parallel.route["concurrency"] = "2";
+  for (Task& t : parallel.tasks)
+    for (Run& r : t.runs)
+      r.route["concurrency"] = "2";
+  gate::report::compute(parallel, {});
+  Verdict j = compare(before, parallel, {});
+  CHECK(j.route_diff.empty());
+  CHECK(j.headline.rfind("✅ gate passed", 0) == 0);
+}
+
+TEST_CASE("a field that varies with the run index the same way in every task is design, not pollution") {
+  // τ²-bench gives trial r the seed s_r: every task mixed by seed, by design.
+  auto seeded = [](Report r) {
+    const char* seeds[] = {"626729", "373753", "918475"};
+    for (Task& t : r.tasks)
+      for (Run& run : t.runs)
+        run.route["seed"] = seeds[run.index];
+    gate::report::compute(r, {});
+    return r;
+  };
+  Report r = seeded(report({counted("a", 2, 3), counted("b", 1, 3), counted("c", 3, 3)}));
+  CHECK(r.stats.route_by_run ==
+        std::map<std::string, std::vector<std::string>>{{"seed", {"626729", "373753", "918475"}}});
+  CHECK(r.stats.polluted_tasks == 0);
+  CHECK(!r.task_stats[0].route_polluted);
+  CHECK(r.stats.consistency_gap_pp == Approx(200.0 / 3)); // a and b mixed
+  Verdict v = compare(r, r, {});
+  CHECK(v.route_diff.empty());
+  // A seed that differs in one task only is pollution again.
+  Report odd = r;
+  odd.tasks[1].runs[0].route["seed"] = "1";
+  gate::report::compute(odd, {});
+  CHECK(odd.stats.route_by_run.empty());
+  CHECK(odd.stats.polluted_tasks == 3);
 }
 
 TEST_CASE("upstream text in the verdict is redacted and cut at 200 bytes, UTF-8 safe") {
@@ -338,15 +320,18 @@ TEST_CASE("upstream text in the verdict is redacted and cut at 200 bytes, UTF-8 
   CHECK(v.headline.find(canary) == std::string::npos);
 }
 
-TEST_CASE("an incomplete report is a warning") {
+TEST_CASE("an incomplete report, allowed, is a warning naming what it covers") {
   Report before = report({counted("a", 3, 3)});
   Report after = before;
   after.complete = false;
   after.incomplete_reason = "interrupted";
-  Verdict v = compare(before, after, {});
+  CHECK_THROWS_AS(compare(before, after, {}), gate::Error);
+  Options o;
+  o.allow_partial = true;
+  Verdict v = compare(before, after, o);
   CHECK(v.warnings ==
-        std::vector<std::string>{"current report is incomplete (interrupted): it holds only the "
-                                 "runs that finished"});
+        std::vector<std::string>{"partial comparison: covers 1 of the baseline's 1 tasks (3 of 3 "
+                                 "runs); the current report is incomplete (interrupted)"});
 }
 
 TEST_CASE("max_new_failures is a strict rule on raw flips") {
@@ -356,19 +341,23 @@ TEST_CASE("max_new_failures is a strict rule on raw flips") {
   o.thresholds.max_new_failures = 0;
   Verdict v = compare(before, after, o);
   CHECK(v.flips == 1);
-  CHECK(!v.passed);
+  CHECK(!v.passed());
   CHECK(v.reasons == std::vector<std::string>{"1 new failure (max_new_failures 0)"});
+  // Otherwise one changed task of two cannot be decided: inconclusive, exit 0.
   o.thresholds.max_new_failures = 1;
-  CHECK(compare(before, after, o).passed);
+  CHECK(compare(before, after, o).reasons.empty());
+  CHECK(compare(before, after, o).exit == gate::Exit::pass);
   o.thresholds.max_new_failures.reset();
-  CHECK(compare(before, after, o).passed); // off by default
+  CHECK(compare(before, after, o).reasons.empty()); // off by default
 }
 
 TEST_CASE("flaky, stable and fixed tasks are classified and ordered") {
-  Report before = report({counted("a_stable", 2, 3), counted("b_fixed", 1, 3), counted("c_flaky", 0, 3),
-                          counted("d_flipped", 3, 3), counted("e_regressed", 3, 3)});
-  Report after = report({counted("a_stable", 3, 3), replayed("b_fixed", 3, 3), counted("c_flaky", 1, 3),
-                         counted("d_flipped", 2, 3), replayed("e_regressed", 2, 3)});
+  Report before = report({counted("a_stable", 2, 3), recorded("b_fixed", 1, 3), counted("c_flaky", 0, 3),
+                          counted("d_flipped", 3, 3), recorded("e_regressed", 3, 3)});
+  // b and e replay their recorded answers, judged anew: a grader change.
+  Report after = report({counted("a_stable", 3, 3), regraded(recorded("b_fixed", 1, 3), {true, true, true}),
+                         counted("c_flaky", 1, 3), counted("d_flipped", 2, 3),
+                         regraded(recorded("e_regressed", 3, 3), {true, true, false})});
   Verdict v = compare(before, after, {});
   std::vector<std::string> ids;
   for (const TaskDiff& t : v.tasks)
@@ -381,20 +370,25 @@ TEST_CASE("flaky, stable and fixed tasks are classified and ordered") {
   CHECK(v.became_stable == 2); // a, b
   CHECK(v.tasks[3].grader_change);
   CHECK(v.tasks[3].became_stable);
-  // Gap: mixed a, b before (40pp); c, d, e after (60pp). McNemar with 3 became
-  // mixed, 2 consistent: P(B >= 3 | 5) = (10 + 5 + 1)/32 = 0.5.
+  // Gap: mixed a, b before (40pp); c, d, e after (60pp) over all five. b and
+  // e gave their recorded answers: the scope is a, c, d, whose d = −1, +1,
+  // +1: Δ +33.3pp. McNemar with 2 became mixed, 1 consistent:
+  // P(B >= 2 | 3) = (3 + 1)/8 = 0.5.
   const MetricRow& g = row(v, "consistency_gap");
   CHECK(g.baseline == Approx(40));
   CHECK(g.current == Approx(60));
-  CHECK(g.delta == Approx(20));
+  CHECK(g.suite_delta == Approx(20));
+  CHECK(g.scope_tasks == 3);
+  CHECK(g.delta == Approx(100.0 / 3));
   CHECK(*g.p_value == Approx(0.5));
-  // d = −1, −1, +1, +1, +1: mean 0.2, sd √(4.8/4) = 1.095445, half-width
-  // t(0.975,4)·sd/√5 = 2.776445·1.095445/2.236068 = 1.360175.
-  CHECK(g.delta_interval.low == Approx(-116.0175).epsilon(1e-5));
-  CHECK(g.delta_interval.high == Approx(156.0175).epsilon(1e-5));
+  // sd √((16/9 + 4/9 + 4/9)/2) = 1.154701, half-width t(0.975,2)·sd/√3 =
+  // 4.302653·1.154701/1.732051 = 2.868435: [−253.5, 320.2], clipped to what a
+  // mean of gaps in [0, 1] can move from the scope's 1/3: [−33.3, 66.7].
+  CHECK(g.delta_interval.low == Approx(-100.0 / 3));
+  CHECK(g.delta_interval.high == Approx(200.0 / 3));
 }
 
-TEST_CASE("tokens, latency and error rows: crossed but not significant passes") {
+TEST_CASE("tokens, latency and error rows: crossed on 4 tasks, which no test can decide") {
   std::vector<Task> before, after;
   double latency[] = {200, 200, 300, 400};
   for (int i = 0; i < 4; ++i) {
@@ -412,6 +406,7 @@ TEST_CASE("tokens, latency and error rows: crossed but not significant passes") 
   o.thresholds.max_token_rise_pct = 20;
   o.thresholds.max_p95_latency_rise_pct = 50;
   o.thresholds.max_error_rate_rise_pp = 5;
+  o.thresholds.max_errored_runs_pct = 20; // 1 of 8 runs errored: still measured
   Verdict v = compare(report(before), report(after), o);
 
   // Tokens per task 240 → 300: +25%; d = 60 on all 4 tasks, exact sign flip 1/16.
@@ -435,15 +430,19 @@ TEST_CASE("tokens, latency and error rows: crossed but not significant passes") 
   CHECK(*lat.p_value == Approx(1.0 / 16));
 
   // Errors: 1 of 8 runs (12.5%); d = 0, 0, 0, 0.5: mean 0.125, sd 0.25,
-  // half-width 3.182446·0.25/2 = 0.397806; sign flip over one d: 1/2.
+  // half-width 3.182446·0.25/2 = 0.397806, clipped at the baseline's 0 from
+  // below; sign flip over one d: 1/2.
   const MetricRow& er = row(v, "error_rate");
   CHECK(er.current == Approx(12.5));
   CHECK(er.delta == Approx(12.5));
-  CHECK(er.delta_interval.low == Approx(12.5 - 39.7806).epsilon(1e-5));
+  CHECK(er.delta_interval.low == Approx(0));
+  CHECK(er.delta_interval.high == Approx(12.5 + 39.7806).epsilon(1e-5));
   CHECK(*er.p_value == Approx(0.5));
 
-  // t03 has one non-errored run now: pass^k at k = 1.
-  CHECK(row(v, "pass_hat_k").name == "pass^1");
+  // t03 has one non-errored run now: the common k stays 2, without it.
+  CHECK(row(v, "pass_hat_k").name == "pass^2");
+  CHECK(row(v, "pass_hat_k").test.find("1 tasks with fewer than 2 measured runs left out") !=
+        std::string::npos);
 
   // Holm over success 1, gap 1, tokens 1/16, latency 1/16, errors 1/2:
   // 5/16 = 0.3125, max(0.3125, 4/16) = 0.3125, then 3·0.5 → 1.
@@ -454,7 +453,11 @@ TEST_CASE("tokens, latency and error rows: crossed but not significant passes") 
   CHECK(lat.crossed);
   CHECK(er.crossed);
   CHECK(!tk.failed);
-  CHECK(v.passed);
+  // Four tasks: the best sign-flip p is 1/16, 5/16 after Holm over five.
+  CHECK(*tk.min_p == Approx(1.0 / 16));
+  CHECK(tk.inconclusive);
+  CHECK(v.status == Status::inconclusive);
+  CHECK(v.exit == gate::Exit::pass);
 }
 
 TEST_CASE("thousands of changed tasks use the normal limit of the sign-flip test") {
@@ -510,8 +513,7 @@ TEST_CASE("runs on the report's shared routes: each task counted once, its own r
     r.route = {{"model", "m1"}};
   gate::report::compute(before, {});
   gate::report::compute(after, {});
-  CHECK(compare(before, after, {}).route_diff ==
-        std::vector<std::string>{"model: m1 → m2 (in the runs of 2 tasks)"});
+  CHECK(compare(before, after, {}).route_diff == std::vector<std::string>{"model: m1 → m2 (in most runs)"});
 }
 
 TEST_CASE("a suite of 12,000 tasks (its metrics measured on a second thread) gives the same rows") {

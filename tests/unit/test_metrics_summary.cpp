@@ -117,7 +117,8 @@ TEST_CASE("all tasks errored: no success numbers, no division by zero") {
   CHECK(c.suite.overall.interval.high == 1.0);
   CHECK(c.suite.pass_at_k.empty());
   CHECK(c.suite.consistency_gap_pp == 0.0);
-  CHECK(c.suite.trajectory_similarity == 1.0);
+  CHECK(!c.suite.trajectory_similarity); // no tool calls in the data: n/a, not 1.0
+  CHECK(!c.suite.answer_inconsistency_pp);
   CHECK(c.suite.error_rate == 1.0);
   CHECK(c.suite.call_latency.count == 0);
 }
@@ -144,18 +145,23 @@ TEST_CASE("pass@k per task for every k") {
   CHECK(s.pass_hat_k[2] == 0.0);
 }
 
-TEST_CASE("suite pass@k averages over tasks with n >= k") {
-  Computed c = compute({task("a", {false, true, false}), task("b", {true, true}), task("c", {false})});
-  REQUIRE(c.suite.pass_at_k.size() == 3);
-  // k=1: (1/3 + 1 + 0)/3 = 4/9; k=2: (2/3 + 1)/2 = 5/6; k=3: task a only → 1.
-  CHECK(c.suite.pass_at_k[0] == Approx(4.0 / 9));
-  CHECK(c.suite.pass_at_k[1] == Approx(5.0 / 6));
-  CHECK(c.suite.pass_at_k[2] == 1.0);
-  // pass^: k=1: 4/9; k=2: (0 + 1)/2 = 0.5; k=3: 0.
-  CHECK(c.suite.pass_hat_k[0] == Approx(4.0 / 9));
-  CHECK(c.suite.pass_hat_k[1] == Approx(0.5));
-  CHECK(c.suite.pass_hat_k[2] == 0.0);
-  // Σc/Σn = (1 + 2 + 0)/(3 + 2 + 1) = 0.5.
+TEST_CASE("suite pass@k and pass^k at the common k, over one set of tasks") {
+  // Runs per task 3, 2, 1, 2: K = 2 (the most common), over a, b and d; c
+  // has fewer and is left out of every k, not counted at k = 1 only.
+  Computed c = compute({task("a", {false, true, false}), task("b", {true, true}), task("c", {false}),
+                        task("d", {true, false})});
+  REQUIRE(c.suite.pass_at_k.size() == 2);
+  CHECK(c.suite.pass_k_tasks == 3);
+  CHECK(c.suite.pass_k_left_out == 1);
+  // pass@1 = (1/3 + 1 + 1/2)/3 = 11/18; pass@2 = (2/3 + 1 + 1)/3 = 8/9.
+  CHECK(c.suite.pass_at_k[0] == Approx(11.0 / 18));
+  CHECK(c.suite.pass_at_k[1] == Approx(8.0 / 9));
+  // pass^1 = 11/18; pass^2 = (C(1,2)/C(3,2) = 0, 1, 0)/3 = 1/3: never above pass^1.
+  CHECK(c.suite.pass_hat_k[0] == Approx(11.0 / 18));
+  CHECK(c.suite.pass_hat_k[1] == Approx(1.0 / 3));
+  // Gap at k = 2: a 2/3, b 0, d 1 → 5/9.
+  CHECK(c.suite.consistency_gap_pp == Approx(500.0 / 9));
+  // Σc/Σn = (1 + 2 + 0 + 1)/(3 + 2 + 1 + 2) = 0.5.
   CHECK(c.suite.overall.success_rate == Approx(0.5));
   CHECK(c.suite.overall.interval_method == "t over tasks");
 }

@@ -250,11 +250,12 @@ TEST_CASE("rel-25: a spent quota (429 insufficient_quota) is not retried and say
   CHECK(c.attempts == 1);
   CHECK(c.requests == 1);
   auto reply = gate::model::parse_response("openai", r);
-  CHECK(reply.bucket == Bucket::rate_limit);
+  // Its own bucket: waiting does not bring a quota back (gate run stops at once).
+  CHECK(reply.bucket == Bucket::quota);
   CHECK(reply.error.find("exceeded your current quota") != std::string::npos);
   CHECK(reply.error.find('\n') == std::string::npos);
   REQUIRE(r.attempt_log.size() == 1);
-  CHECK(r.attempt_log[0].bucket == "rate_limit");
+  CHECK(r.attempt_log[0].bucket == "quota");
 }
 
 TEST_CASE("rel-30: context overflow in any of its forms is context_length and not retried") {

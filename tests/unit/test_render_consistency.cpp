@@ -34,6 +34,7 @@ report::Report sample() {
   r.task_stats[0].trajectory_consistent = false;
   r.task_stats[0].first_divergence = 7;
   r.task_stats[0].trajectory_similarity = 0.5;
+  r.task_stats[0].has_tool_calls = true;
   r.task_stats[1].token_band_outliers = {1, 2};
   r.task_stats[2].route_polluted = true;
   auto& s = r.stats;

@@ -101,7 +101,7 @@ std::string str(const boost::json::value& v) { return std::string(v.as_string())
 
 compare::Verdict verdict() {
   compare::Verdict v;
-  v.passed = false;
+  v.status = gate::compare::Status::failed;
   v.exit = Exit::threshold;
   v.headline = "❌ gate failed: 1 task regressed: " + k_evil_id;
   v.reasons = {"1 task regressed: " + k_evil_id};

@@ -91,7 +91,10 @@ Report sample() {
   s.mixed_share_pp = 100.0 / 3.0;
   s.answer_inconsistency_pp = 100.0 / 3.0;
   s.trajectory_similarity = 1.0;
+  s.trajectory_inconsistency_pp = 0.0;
+  s.token_band_outliers = 0;
   s.polluted_tasks = 1;
+  s.pass_k_tasks = 3;
   s.total_runs = 12;
   s.errored_runs = 3;
   s.error_rate = 0.25;
@@ -162,7 +165,8 @@ TEST_CASE("headline and metric definitions carry the report's numbers") {
   CHECK(has(md, "| pass^2 | 44.4% |"));
   CHECK(has(md, "| pass^3 | 33.3% |"));
   CHECK(
-      has(md, "| Consistency gap | 33.3 pp | pass@k − pass^k at k = n: share of tasks with mixed outcomes"));
+      has(md, "| Consistency gap | 33.3 pp | pass@k − pass^k at k = 3: share of tasks with mixed outcomes"));
+  CHECK(has(md, "| pass@k, pass^k coverage | k = 1..3 | over 3 tasks with 3 or more measured runs |"));
   CHECK(has(md, "| Answer inconsistency | 33.3 pp |"));
   CHECK(has(md, "| Trajectory inconsistency | 0.0 pp |"));
   CHECK(has(md, "| Trajectory similarity | 1.000 |"));
@@ -229,6 +233,7 @@ TEST_CASE("incomplete reports, cache-only runs and group completion") {
   r.complete = false;
   r.incomplete_reason = "interrupted (SIGINT)";
   r.stats.call_latency = {};
+  r.stats.cache_hits = r.stats.total_runs;
   r.stats.group_completion = 0.5;
   r.stats.runs_without_usage = 2;
   r.stats.errored_runs = 0;
@@ -303,4 +308,45 @@ TEST_CASE("a resumed report says how many runs came from the interrupted run") {
   r.resumed->runs = 812;
   r.stats.total_runs = 1234567;
   CHECK(has(render::report_markdown(r), "Resumed: 812 of 1,234,567 runs came from"));
+}
+
+TEST_CASE("numbers whose inputs are not in the data read n/a, never 0 or a perfect score") {
+  // As imported from a harness log that records outcomes only: no answers,
+  // tool calls, usage, latency or route fields.
+  Report r;
+  r.suite = {"imported", "1", ""};
+  for (int i = 0; i < 4; ++i) {
+    gate::results::Task t;
+    t.id = "t" + std::to_string(i);
+    for (int j = 0; j < 2; ++j) {
+      gate::results::Run run;
+      run.index = j;
+      run.passed = (i + j) % 2 == 0;
+      run.usage_known = false;
+      t.runs.push_back(run);
+    }
+    r.tasks.push_back(t);
+  }
+  gate::report::compute(r, {});
+  const auto& s = r.stats;
+  CHECK(!s.answer_inconsistency_pp);
+  CHECK(!s.trajectory_inconsistency_pp);
+  CHECK(!s.trajectory_similarity);
+  CHECK(!s.token_band_outliers);
+  CHECK(!s.polluted_tasks);
+  CHECK(s.call_latency.count == 0);
+  std::string md = render::report_markdown(r);
+  CHECK(has(md, "| Answer inconsistency | n/a (not in the data) |"));
+  CHECK(has(md, "| Trajectory inconsistency | n/a (not in the data) |"));
+  CHECK(has(md, "| Trajectory similarity | n/a (not in the data) |"));
+  CHECK(has(md, "| Token band outliers | n/a (not in the data) |"));
+  CHECK(has(md, "| Route-polluted tasks | n/a (not in the data) |"));
+  CHECK(has(md, "n/a (not in the data): no fresh run carries a latency"));
+  CHECK(has(md, "Token usage: n/a (not in the data)"));
+  CHECK_FALSE(has(md, "shared one route"));
+  CHECK_FALSE(has(md, "p50 0.0"));
+  const std::string json = gate::report::to_json(r);
+  CHECK(has(json, "\"answer_inconsistency_pp\":null,\"trajectory_inconsistency_pp\":null,"
+                  "\"trajectory_similarity\":null"));
+  CHECK(has(json, "\"token_band_outliers\":null,\"polluted_tasks\":null"));
 }

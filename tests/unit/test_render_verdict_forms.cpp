@@ -30,7 +30,7 @@ const std::string k_token = "0123456789abcdef0123456789abcdef";
 // regressed task (hostile id, answer and check), a fixed task.
 Verdict sample() {
   Verdict v;
-  v.passed = false;
+  v.status = gate::compare::Status::failed;
   v.exit = Exit::threshold;
   v.headline = "❌ gate failed: success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)";
   v.reasons = {"success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)"};
@@ -64,9 +64,11 @@ Verdict sample() {
   t.higher_is_better = false;
   t.baseline = 400;
   t.current = 410;
-  t.delta = 2.5;
+  t.tasks = t.scope_tasks = 8;
+  t.delta = t.suite_delta = 2.5;
   t.delta_interval = {0.5, 4.5};
   t.p_value = 0.25;
+  t.min_p = 1.0 / 256;
   t.test = "sign-flip exact over 8 paired tasks";
   v.metrics = {s, t};
 
@@ -124,29 +126,56 @@ TEST_CASE("verdict json: every field, stable order, nulls for absent values") {
   REQUIRE(lines.size() > 10);
   CHECK(lines[0] == "{");
   CHECK(lines[1] == R"("schema":"gate.verdict/1",)");
-  CHECK(lines[2] == R"("passed":false,)");
-  CHECK(lines[3] == R"("exit":1,)");
+  CHECK(lines[2] == R"("status":"failed",)");
+  CHECK(lines[3] == R"("passed":false,)");
+  CHECK(lines[4] == R"("exit":1,)");
   // The metric rows one per line, keys in declaration order.
-  CHECK(text.find(
-            "\n{\"key\":\"tokens_per_task\",\"name\":\"tokens per "
-            "task\",\"unit\":\"%\",\"value_unit\":\"tokens\","
-            "\"baseline\":400,\"current\":410,\"delta\":2.5,\"delta_interval\":{\"low\":0.5,\"high\":4.5},"
-            "\"higher_is_better\":false,\"threshold\":null,\"p_value\":0.25,\"p_adjusted\":null,\"noise_"
-            "floor\":"
-            "null,\"test\":\"sign-flip exact over 8 paired tasks\",\"gated\":false,\"crossed\":false,"
-            "\"significant\":false,\"failed\":false}\n") != std::string::npos);
+  CHECK(
+      text.find(
+          "\n{\"key\":\"tokens_per_task\",\"name\":\"tokens per "
+          "task\",\"unit\":\"%\",\"value_unit\":\"tokens\",\"available\":true,\"unavailable\":\"\","
+          "\"baseline\":400,\"current\":410,\"tasks\":8,\"suite_delta\":2.5,\"delta\":2.5,\"scope_tasks\":8,"
+          "\"k\":null,\"delta_interval\":{\"low\":0.5,\"high\":4.5},"
+          "\"higher_is_better\":false,\"threshold\":null,\"p_value\":0.25,\"p_adjusted\":null,\"noise_"
+          "floor\":null,\"min_p\":0.00390625,"
+          "\"test\":\"sign-flip exact over 8 paired tasks\",\"gated\":false,\"crossed\":false,"
+          "\"significant\":false,\"failed\":false,\"inconclusive\":false}\n") != std::string::npos);
 
   boost::json::value doc = json::parse_strict(text, "verdict.json");
   const auto& o = doc.as_object();
   std::vector<std::string> keys;
   for (const auto& kv : o)
     keys.emplace_back(kv.key());
-  CHECK(keys == std::vector<std::string>{
-                    "schema",   "passed",           "exit",          "headline", "reasons",
-                    "warnings", "baseline_suite",   "current_suite", "alpha",    "max_new_failures",
-                    "paired",   "unchanged_inputs", "affected",      "flips",    "regressed",
-                    "fixed",    "became_flaky",     "became_stable", "metrics",  "tasks",
-                    "added",    "removed",          "route_diff",    "scenarios"});
+  CHECK(keys == std::vector<std::string>{"schema",
+                                         "status",
+                                         "passed",
+                                         "exit",
+                                         "headline",
+                                         "reasons",
+                                         "inconclusive",
+                                         "warnings",
+                                         "baseline_suite",
+                                         "current_suite",
+                                         "alpha",
+                                         "max_new_failures",
+                                         "paired",
+                                         "unchanged_inputs",
+                                         "affected",
+                                         "rerecorded",
+                                         "fingerprints_known",
+                                         "coverage",
+                                         "unmeasured",
+                                         "flips",
+                                         "regressed",
+                                         "fixed",
+                                         "became_flaky",
+                                         "became_stable",
+                                         "metrics",
+                                         "tasks",
+                                         "added",
+                                         "removed",
+                                         "route_diff",
+                                         "scenarios"});
   CHECK(o.at("max_new_failures").as_int64() == 3);
   CHECK(o.at("current_suite").at("version").as_string() == "2");
   CHECK(o.at("metrics").at(0).at("threshold").to_number<double>() == 2.0);
@@ -237,7 +266,7 @@ TEST_CASE("annotations: escaping per GitHub's rules") {
 
 TEST_CASE("annotations: the task lines are capped, the rest counted") {
   Verdict v;
-  v.passed = false;
+  v.status = gate::compare::Status::failed;
   for (int i = 0; i < 60; ++i) {
     TaskDiff t;
     t.id = "t" + std::to_string(i);

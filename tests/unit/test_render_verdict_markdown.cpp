@@ -70,7 +70,7 @@ TaskDiff task(std::string id, std::string scenario, std::int64_t c_b, std::int64
 // two ungated ones.
 Verdict small() {
   Verdict v;
-  v.passed = false;
+  v.status = gate::compare::Status::failed;
   v.exit = Exit::threshold;
   v.reasons = {"success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)",
                "2 tasks regressed: geo-1, math-7 (1 by a check or grader change)"};
@@ -428,11 +428,12 @@ TEST_CASE("verdict markdown: a passing verdict without changes") {
   v.paired = v.unchanged_inputs = 10;
   v.scenarios = {{"", 0.9, 0.9, 10}};
   std::string md = verdict_markdown(v, {});
-  CHECK(md ==
-        "<!-- gate-verdict -->\n## " + render::md_cell(v.headline) +
-            "\n\nSuite (unnamed) · 10 paired tasks · α = 0.05\n\n**10 tasks unchanged, 0 affected by this "
-            "change** (of 10 paired; unchanged: every request was replayed from the baseline's "
-            "responses)\n\n");
+  CHECK(
+      md ==
+      "<!-- gate-verdict -->\n## " + render::md_cell(v.headline) +
+          "\n\nSuite (unnamed) · 10 paired tasks · α = 0.05\n\n**10 tasks unchanged, 0 affected by this "
+          "change** (of 10 paired and measured; unchanged: every run sent the baseline's request and got its "
+          "answer)\n\n");
 }
 
 TEST_CASE("verdict markdown: a limit below the minimum is a programming error") {
