@@ -266,6 +266,8 @@ RunResult run_from_options(const po::variables_map& vm) {
                 static_cast<long long>(st.cache_hits), static_cast<long long>(st.total_runs),
                 static_cast<long long>(st.errored_runs));
   std::string summary = line;
+  if (std::int64_t absorbed = report::absorbed_rate_limits(r); absorbed > 0)
+    summary += "; " + std::to_string(absorbed) + " rate-limit answers (429) absorbed by retries";
   if (r.resumed) {
     // The time comes from a file on disk: no control byte reaches the terminal.
     std::string when = r.resumed->from_started_at.substr(0, 64);
