@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include <gate/cache/store.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::proxy {
 
@@ -20,13 +21,6 @@ bool has_dot_dot(std::string_view path) {
   return false;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool unreserved(unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~'; }
 
 } // namespace
@@ -40,8 +34,8 @@ std::optional<std::string> decode_unreserved(std::string_view path) {
       out += path[i];
       continue;
     }
-    int hi = i + 2 < path.size() ? hex_value(path[i + 1]) : -1;
-    int lo = hi >= 0 ? hex_value(path[i + 2]) : -1;
+    int hi = i + 2 < path.size() ? hex_digit(path[i + 1]) : -1;
+    int lo = hi >= 0 ? hex_digit(path[i + 2]) : -1;
     if (lo < 0) return std::nullopt;
     const auto c = static_cast<unsigned char>(hi * 16 + lo);
     if (c == '/' || c == '\\' || c == '%') return std::nullopt;

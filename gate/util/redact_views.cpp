@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include <gate/util/text.hpp>
+
 namespace gate::detail {
 
 namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The code unit of "\uXXXX" at in[i], or -1.
 long u_escape_at(std::string_view in, std::size_t i) {
