@@ -16,7 +16,7 @@ build="${GATE_FUZZ_BUILD:-$root/build-fuzz}"
 seconds=60
 build_only=0
 targets=()
-all=(config suite_line report cache_entry retry_after markdown check regex sse)
+all=(config suite_line report cache_entry retry_after markdown check regex sse redact)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in

@@ -61,6 +61,8 @@ int cmd_analyze(const Args& args) {
       "token-band-pct", po::value<double>()->default_value(25.0),
       "token band around each task's median, in %")("include-polluted",
                                                     "count route-polluted tasks in the consistency gap")(
+      "config,c", po::value<std::string>(),
+      "redact the key in this gate.yaml's model.api_key_env (default: ./gate.yaml when there is one)")(
       "logs", po::value<std::vector<std::string>>()->multitoken(),
       "run logs: JSON arrays or JSONL, files or globs");
   po::positional_options_description pos;
@@ -70,6 +72,13 @@ int cmd_analyze(const Args& args) {
     return 0;
   if (!vm.count("logs"))
     throw Error(Exit::bad_input, "gate analyze: no run logs given (see gate analyze --help)");
+
+  // Another harness's logs may hold the key the team's config names; it is
+  // registered before any log is read, so no answer carries it into a file.
+  if (vm.count("config"))
+    register_configured_key(load_config(vm["config"].as<std::string>(), {}));
+  else if (fs::is_regular_file("gate.yaml"))
+    register_configured_key(load_config("gate.yaml", {}));
 
   ingest::Analysis a;
   a.suite.name = vm["suite-name"].as<std::string>();

@@ -165,6 +165,9 @@ RunResult run_from_options(const po::variables_map& vm) {
   RunResult result;
   result.config = load_config(config_file, overrides_from(vm));
   const config::Config& cfg = result.config;
+  // A replay makes no client, which is where the key is otherwise
+  // registered; entries written by an older gate may still hold it.
+  register_configured_key(cfg);
 
   const std::string started = utc_now_iso();
   pad_thread_heaps(); // the suite, the requests, the runs and report.json are built on several threads
@@ -275,6 +278,8 @@ RunResult run_from_options(const po::variables_map& vm) {
                 st.consistency_gap_pp, static_cast<long long>(st.cache_hits),
                 static_cast<long long>(st.total_runs), static_cast<long long>(st.errored_runs));
   std::string summary = line;
+  if (std::int64_t absorbed = report::absorbed_rate_limits(r); absorbed > 0)
+    summary += "; " + std::to_string(absorbed) + " rate-limit answers (429) absorbed by retries";
   if (r.resumed) {
     // The time comes from a file on disk: no control byte reaches the terminal.
     std::string when = r.resumed->from_started_at.substr(0, 64);

@@ -1,8 +1,10 @@
 #include <gate/cli/common.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include <gate/util/error.hpp>
+#include <gate/util/redact.hpp>
 
 namespace gate::cli {
 
@@ -27,6 +29,11 @@ config::Config load_config(const std::filesystem::path& file, const config::Over
   config::apply(cfg, o);
   config::resolve_defaults(cfg);
   return cfg;
+}
+
+void register_configured_key(const config::Config& cfg) {
+  if (cfg.model.api_key_env.empty()) return;
+  if (const char* key = std::getenv(cfg.model.api_key_env.c_str()); key != nullptr) register_secret(key);
 }
 
 } // namespace gate::cli

@@ -20,4 +20,9 @@ bool parse_options(const Args& args, const po::options_description& desc, po::va
 // overrides; a missing default file gets a hint on how to start.
 config::Config load_config(const std::filesystem::path& file, const config::Overrides& o);
 
+// Registers the key in the config's model.api_key_env, when it is set, for
+// redaction: a command that never calls the model (analyze, a replay) still
+// reads text that may hold it.
+void register_configured_key(const config::Config& cfg);
+
 } // namespace gate::cli

@@ -175,7 +175,7 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.max_tokens; }, {.nullable = true, .range = {1, 1e9}}));
   r.push_back(make("model.timeout", Kind::number, "deadline in seconds for one whole call",
       [](auto& c) -> auto& { return c.model.timeout_s; }, {.range = k_positive}));
-  r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure",
+  r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure; a 429 is retried for up to 120 s instead",
       [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
   r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
       [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true}));

@@ -20,6 +20,10 @@ struct FetchRequest {
   // When set, sees each piece of the response body as it arrives, before
   // redaction: for timing a stream, never for keeping its text.
   std::function<void(std::string_view piece)> on_body = {};
+  // When set: asked before the call and every 50 ms while it runs; true
+  // gives the call up (status 0, "connection: ... abandoned by its
+  // caller"), e.g. when the proxy's client left.
+  std::function<bool()> abandoned = {};
 };
 
 // One request, no retry. Same rules as make_http_client: https verified

@@ -103,12 +103,15 @@ public:
     const std::int64_t estimate = static_cast<std::int64_t>(call.body.size() / 4) + call.max_tokens;
     std::vector<model::AttemptRecord> log;
     double waited_ms = 0;
+    int retries = 0;      // against model.max_retries: every failure but a 429
+    int rate_limited = 0; // 429s retried, on their own time budget
+    const auto rate_limit_end = detail::after(options.rate_limit_budget_s);
     for (int attempt = 0;; ++attempt) {
       attempts = attempt + 1;
       // The limiter may hold a call for a while in a storm; the attempt's
       // own deadline starts once it is let through.
-      auto budget_deadline =
-          detail::after((max_retries_ + 1) * (timeout_s_ + options.backoff_cap_s) + limiter_wait_cap_s);
+      auto budget_deadline = detail::after((max_retries_ + 1) * (timeout_s_ + options.backoff_cap_s) +
+                                           options.rate_limit_budget_s + limiter_wait_cap_s);
       Acquired permit = limiter_.acquire(estimate, nullptr, budget_deadline);
       waited_ms += permit.waited_s * 1000.0;
       if (permit.result != WaitResult::ready) {
@@ -132,11 +135,24 @@ public:
         used = estimate;
       limiter_.on_response(permit.permit, response.status, out.asked, used);
 
-      if (!out.retry || attempt >= max_retries_) return finish_call(std::move(response), log);
+      if (!out.retry) return finish_call(std::move(response), log);
       // Waiting longer than the cap would stall a worker; the response
       // (with its retry-after) goes back to the caller instead.
       if (out.asked && *out.asked > options.backoff_cap_s) return finish_call(std::move(response), log);
-      double delay = out.asked ? *out.asked : backoff_delay_s(options, attempt, jitter());
+      double delay = 0;
+      if (response.status == 429) {
+        // A rate limit passes by waiting, so it does not spend the retries
+        // meant for faults, only time. The server's retry-after is a lower
+        // bound: "0" from every server under load would bring every worker
+        // back at once, so the backoff still grows.
+        delay = std::max(out.asked.value_or(0.0), backoff_delay_s(options, rate_limited, jitter()));
+        if (detail::after(delay) > rate_limit_end) return finish_call(std::move(response), log);
+        ++rate_limited;
+      } else {
+        if (retries >= max_retries_) return finish_call(std::move(response), log);
+        delay = out.asked ? *out.asked : backoff_delay_s(options, retries, jitter());
+        ++retries;
+      }
       auto slept = Mono::now();
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       waited_ms += ms_since(slept);

@@ -19,6 +19,9 @@ namespace gate::net {
 struct HttpOptions {
   double backoff_base_s = 0.5;       // first retry waits about this long
   double backoff_cap_s = 8.0;        // no wait is longer; a server asking for more fails fast
+  // How long one call may keep retrying 429s (rate limits, not a spent
+  // quota), which do not count against model.max_retries.
+  double rate_limit_budget_s = 120.0;
   double connect_timeout_s = 10.0;   // resolve + TCP connect (+ proxy CONNECT)
   double handshake_timeout_s = 10.0; // TLS handshake
   double read_idle_timeout_s = 30.0; // longest silence while reading a response
@@ -33,7 +36,9 @@ struct HttpOptions {
 // proxy.hpp). Keep-alive connections are pooled per worker thread and
 // origin; deadlines for connect, handshake, each read's silence and the
 // whole attempt (model.timeout_s); retries on connection failures and
-// timeouts, 408/409/429/5xx/529 with exponential backoff (model.max_retries).
+// timeouts, 408/409/5xx/529 with exponential backoff (model.max_retries);
+// a 429 is retried on its own time budget (HttpOptions::rate_limit_budget_s),
+// with a backoff that grows even when the server's retry-after says 0.
 // The key is read from the environment variable model.api_key_env when the
 // client is made and registered for redaction; a missing key throws
 // Error(cannot_run) naming the variable (never the value).

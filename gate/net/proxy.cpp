@@ -8,6 +8,7 @@
 
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::net {
 
@@ -30,12 +31,6 @@ std::string unbracket(const std::string& host) {
                                                                       : host;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 std::optional<std::string> percent_decode(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -44,7 +39,7 @@ std::optional<std::string> percent_decode(const std::string& s) {
       continue;
     }
     if (i + 2 >= s.size()) return std::nullopt;
-    int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+    int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

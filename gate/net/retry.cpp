@@ -56,8 +56,12 @@ bool retryable_response(int status, const Headers& headers, std::string_view bod
   std::string hint = header(headers, "x-should-retry");
   if (hint == "false") return false;
   if (hint == "true") return true;
-  // A spent quota does not come back by waiting a few seconds.
-  if (status == 429 && body.find("insufficient_quota") != std::string_view::npos) return false;
+  // A spent quota or spend limit does not come back by waiting a few
+  // seconds: OpenAI's insufficient_quota and billing_hard_limit_reached,
+  // Anthropic's billing_error.
+  if (status == 429)
+    for (std::string_view quota : {"insufficient_quota", "billing_hard_limit_reached", "billing_error"})
+      if (body.find(quota) != std::string_view::npos) return false;
   switch (status) {
   case 408:
   case 409:

@@ -13,6 +13,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 
 #include <gate/net/tls.hpp>
@@ -37,6 +38,7 @@ struct Connection {
   template <class F> ErrorCode with_stream(F&& f) { return tls ? f(*tls) : f(*plain); }
 
   asio::io_context& ioc;
+  const std::function<bool()>* abandoned = nullptr; // the caller gave up when it says true
   std::optional<beast::tcp_stream> plain;
   std::optional<TlsStream> tls;
   beast::flat_buffer buffer;
@@ -67,6 +69,30 @@ template <class Start> ErrorCode run_op(asio::io_context& ioc, Start&& start) {
   start([&result](ErrorCode ec, auto&&...) { result = ec; });
   ioc.restart();
   ioc.run();
+  return result;
+}
+
+// run_op on a connection: when the caller can give up (Connection::
+// abandoned), a timer asks every 50 ms and cancels the operation
+// (operation_aborted) once it says so, so an abandoned call frees its
+// thread at once instead of at a deadline.
+template <class Start> ErrorCode run_op(Connection& c, Start&& start) {
+  if (c.abandoned == nullptr) return run_op(c.ioc, std::forward<Start>(start));
+  ErrorCode result = asio::error::would_block;
+  asio::steady_timer watch(c.ioc);
+  std::function<void(ErrorCode)> tick = [&](ErrorCode e) {
+    if (e || result != asio::error::would_block) return;
+    if ((*c.abandoned)()) return c.tcp().cancel();
+    watch.expires_after(std::chrono::milliseconds(50));
+    watch.async_wait(tick);
+  };
+  start([&](ErrorCode ec, auto&&...) {
+    result = ec;
+    watch.cancel();
+  });
+  tick({});
+  c.ioc.restart();
+  c.ioc.run();
   return result;
 }
 
@@ -164,7 +190,7 @@ ErrorCode read_response(Connection& c, http::response_parser<http::string_body>&
     c.tcp().expires_at(step);
     std::size_t n = 0;
     ErrorCode ec = c.with_stream([&](auto& stream) {
-      return run_op(c.ioc, [&](auto handler) {
+      return run_op(c, [&](auto handler) {
         stream.async_read_some(c.buffer.prepare(k_read_chunk),
                                [&n, handler = std::move(handler)](ErrorCode e, std::size_t got) mutable {
                                  n = got;
@@ -258,12 +284,12 @@ Exchange Transport::open_tunnel(Connection& c, Mono::time_point deadline) const 
   req.set(http::field::user_agent, std::string("gate/") + k_version);
   if (!proxy_->authorization.empty()) req.set(http::field::proxy_authorization, proxy_->authorization);
   c.plain->expires_at(deadline);
-  ErrorCode ec = run_op(c.ioc, [&](auto handler) { http::async_write(*c.plain, req, std::move(handler)); });
+  ErrorCode ec = run_op(c, [&](auto handler) { http::async_write(*c.plain, req, std::move(handler)); });
   http::response_parser<http::empty_body> parser;
   parser.skip(true); // a 2xx answer to CONNECT has no body: the tunnel follows
   parser.header_limit(k_header_limit);
   if (!ec)
-    ec = run_op(c.ioc, [&](auto handler) {
+    ec = run_op(c, [&](auto handler) {
       http::async_read_header(*c.plain, c.buffer, parser, std::move(handler));
     });
   if (ec == beast::error::timeout)
@@ -291,7 +317,7 @@ Exchange Transport::handshake(Connection& c, Mono::time_point deadline) const {
   if (!prepare_tls_session(ssl, url_.host))
     return failure(Failure::fatal, "tls: cannot set up the host-name check for " + url_.host);
   c.tcp().expires_at(std::min(deadline, after(options_.handshake_timeout_s)));
-  ErrorCode ec = run_op(c.ioc, [&](auto handler) {
+  ErrorCode ec = run_op(c, [&](auto handler) {
     c.tls->async_handshake(asio::ssl::stream_base::client, std::move(handler));
   });
   if (!ec) return {};
@@ -302,8 +328,8 @@ Exchange Transport::handshake(Connection& c, Mono::time_point deadline) const {
                  "connection: the TLS handshake with " + where() + " failed: " + ec.message());
 }
 
-std::unique_ptr<Connection> Transport::open_connection(ThreadIo& io, Mono::time_point deadline,
-                                                       Exchange& err) const {
+std::unique_ptr<Connection> Transport::open_connection(ThreadIo& io, Mono::time_point deadline, Exchange& err,
+                                                       const std::function<bool()>* abandoned) const {
   auto connect_deadline = std::min(deadline, after(options_.connect_timeout_s));
   const std::string& host = proxy_ ? proxy_->host : url_.host;
   const std::string& port = proxy_ ? proxy_->port : url_.port;
@@ -311,9 +337,9 @@ std::unique_ptr<Connection> Transport::open_connection(ThreadIo& io, Mono::time_
   auto endpoints = resolve(io.ioc, host, port, connect_deadline, err);
   if (err.failure != Failure::none) return nullptr;
   auto conn = std::make_unique<Connection>(io.ioc);
+  conn->abandoned = abandoned;
   conn->plain->expires_at(connect_deadline);
-  ErrorCode ec =
-      run_op(io.ioc, [&](auto handler) { conn->plain->async_connect(endpoints, std::move(handler)); });
+  ErrorCode ec = run_op(*conn, [&](auto handler) { conn->plain->async_connect(endpoints, std::move(handler)); });
   if (ec == beast::error::timeout) {
     err = failure(Failure::timeout, "timeout: connecting to " + target + " took too long");
     return nullptr;
@@ -340,7 +366,7 @@ Exchange Transport::exchange_on(Connection& c, const Request& req, Mono::time_po
   keep = false;
   c.tcp().expires_at(deadline);
   ErrorCode ec = c.with_stream([&](auto& stream) {
-    return run_op(c.ioc, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
+    return run_op(c, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
   });
   if (ec == beast::error::timeout)
     return failure(Failure::timeout, "timeout: sending the request to " + where() + " took too long");
@@ -387,8 +413,8 @@ Exchange Transport::exchange_on(Connection& c, const Request& req, Mono::time_po
   return a;
 }
 
-Exchange Transport::exchange(const Request& req, Mono::time_point deadline, double total_s,
-                             const BodySink& sink) const {
+Exchange Transport::exchange(const Request& req, Mono::time_point deadline, double total_s, const BodySink& sink,
+                             const std::function<bool()>* abandoned) const {
   ThreadIo& io = thread_io();
   std::unique_ptr<Connection> conn;
   if (auto it = io.idle.find(pool_key_); it != io.idle.end()) {
@@ -397,14 +423,20 @@ Exchange Transport::exchange(const Request& req, Mono::time_point deadline, doub
   }
   bool reused = conn != nullptr;
   for (;;) {
+    if (abandoned != nullptr && (*abandoned)())
+      return failure(Failure::connection, "connection: the call to " + where() + " was abandoned by its caller");
     if (!conn) {
       Exchange err;
-      conn = open_connection(io, deadline, err);
+      conn = open_connection(io, deadline, err, abandoned);
       if (!conn) return err;
     }
+    conn->abandoned = abandoned;
     bool stale = false;
     bool keep = false;
     Exchange a = exchange_on(*conn, req, deadline, total_s, sink, stale, keep);
+    conn->abandoned = nullptr;
+    if (abandoned != nullptr && (*abandoned)())
+      return failure(Failure::connection, "connection: the call to " + where() + " was abandoned by its caller");
     if (stale && reused) {
       conn.reset();
       reused = false;

@@ -72,14 +72,17 @@ public:
 
   // One request and its response; a pooled connection the server dropped
   // while idle is replaced once. `total_s` is only for messages: the
-  // deadline is `deadline`.
-  Exchange exchange(const Request& req, Mono::time_point deadline, double total_s,
-                    const BodySink& sink = {}) const;
+  // deadline is `deadline`. `abandoned`, when given, is asked before the
+  // call and every 50 ms during it; once it says true the call is given up:
+  // a connection failure, the connection closed.
+  Exchange exchange(const Request& req, Mono::time_point deadline, double total_s, const BodySink& sink = {},
+                    const std::function<bool()>* abandoned = nullptr) const;
 
 private:
   std::string where() const;
   std::string proxy_where() const;
-  std::unique_ptr<Connection> open_connection(ThreadIo& io, Mono::time_point deadline, Exchange& err) const;
+  std::unique_ptr<Connection> open_connection(ThreadIo& io, Mono::time_point deadline, Exchange& err,
+                                              const std::function<bool()>* abandoned) const;
   Exchange open_tunnel(Connection& c, Mono::time_point deadline) const;
   Exchange handshake(Connection& c, Mono::time_point deadline) const;
   Exchange exchange_on(Connection& c, const Request& req, Mono::time_point deadline, double total_s,

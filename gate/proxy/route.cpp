@@ -1,6 +1,9 @@
 #include <gate/proxy/route.hpp>
 
+#include <cctype>
+
 #include <gate/cache/store.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::proxy {
 
@@ -18,12 +21,38 @@ bool has_dot_dot(std::string_view path) {
   return false;
 }
 
+bool unreserved(unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~'; }
+
 } // namespace
 
-std::optional<Target> parse_target(std::string_view path) {
-  if (path.empty() || path.front() != '/') return std::nullopt;
-  if (path.find_first_of("?#") != std::string_view::npos) return std::nullopt;
-  if (has_dot_dot(path)) return std::nullopt;
+std::optional<std::string> decode_unreserved(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '\\') return std::nullopt;
+    if (path[i] != '%') {
+      out += path[i];
+      continue;
+    }
+    int hi = i + 2 < path.size() ? hex_digit(path[i + 1]) : -1;
+    int lo = hi >= 0 ? hex_digit(path[i + 2]) : -1;
+    if (lo < 0) return std::nullopt;
+    const auto c = static_cast<unsigned char>(hi * 16 + lo);
+    if (c == '/' || c == '\\' || c == '%') return std::nullopt;
+    if (unreserved(c)) out += static_cast<char>(c);
+    else out.append(path.substr(i, 3));
+    i += 2;
+  }
+  return out;
+}
+
+std::optional<Target> parse_target(std::string_view raw) {
+  if (raw.empty() || raw.front() != '/') return std::nullopt;
+  if (raw.find_first_of("?#") != std::string_view::npos) return std::nullopt;
+  // Checked decoded: "%2e%2e" is ".." to the upstream.
+  std::optional<std::string> decoded = decode_unreserved(raw);
+  if (!decoded || has_dot_dot(*decoded)) return std::nullopt;
+  std::string_view path = *decoded;
   Target t;
   if (path.substr(0, 3) == "/t/") {
     std::string_view task = segment(path, 2);

@@ -17,8 +17,18 @@ struct Target {
 };
 
 // nullopt when the path is not absolute, has a query or fragment, contains
-// a ".." segment, or has an empty task or run.
+// a "." or ".." segment (also percent-encoded: "%2e%2e", ".%2E"), a
+// backslash or an encoded '/', '\' or '%', or has an empty task or run. Dot
+// segments are refused, not resolved: an SDK never sends one, and refusing
+// leaves nothing that could resolve outside model.base_url's path. The
+// target's paths are the decoded ones.
 std::optional<Target> parse_target(std::string_view path);
+
+// `path` with percent-escapes of unreserved characters (letters, digits,
+// "-._~") decoded, as RFC 3986 6.2.2.2 normalises them; other escapes kept.
+// nullopt for a malformed escape, a backslash, or an encoded '/', '\' or
+// '%', which some servers decode into separators or decode twice.
+std::optional<std::string> decode_unreserved(std::string_view path);
 
 // True when a Host header names this proxy: 127.0.0.1 or localhost with
 // `port` (or no port). Anything else (another name, another port, empty) is

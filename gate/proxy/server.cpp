@@ -1,14 +1,19 @@
 #include <gate/proxy/server.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sys/socket.h>
 #include <thread>
 
 #include <gate/net/fetch.hpp>
@@ -81,7 +86,7 @@ int Server::next_occurrence(const std::string& scope, const std::string& canonic
 
 Reply Server::forward(const std::string& method, const std::string& upstream_path,
                       const std::vector<std::pair<std::string, std::string>>& headers,
-                      const std::string& body, EventClock* clock) {
+                      const std::string& body, EventClock* clock, const std::function<bool()>& client_gone) {
   if (key_.empty())
     return error_reply(502, "api_error",
                        "gate proxy: $" + cfg_.model.api_key_env +
@@ -102,6 +107,7 @@ Reply Server::forward(const std::string& method, const std::string& upstream_pat
   }
   if (!body.empty()) f.headers.emplace_back("content-type", "application/json");
   f.body = body;
+  f.abandoned = client_gone;
   if (clock != nullptr) {
     f.on_body = [clock, started = std::chrono::steady_clock::now()](std::string_view piece) {
       clock->feed(
@@ -121,7 +127,7 @@ Reply Server::forward(const std::string& method, const std::string& upstream_pat
 
 Reply Server::handle(const std::string& method, const std::string& target, const std::string& host,
                      const std::vector<std::pair<std::string, std::string>>& headers,
-                     const std::string& body) {
+                     const std::string& body, const std::function<bool()>& client_gone) {
   std::optional<std::string> path = origin_form(target, port_);
   if (!path || !host_allowed(host, port_))
     return error_reply(403, "permission_error",
@@ -130,7 +136,7 @@ Reply Server::handle(const std::string& method, const std::string& target, const
   std::optional<Target> t = parse_target(*path);
   if (!t) return error_reply(400, "invalid_request_error", "gate proxy: unusable path " + *path);
   Observation seen;
-  Reply r = answer(method, *t, headers, body, seen);
+  Reply r = answer(method, *t, headers, body, seen, client_gone);
   if (observer_ && !t->task.empty()) {
     seen.target = std::move(*t);
     seen.method = method;
@@ -144,22 +150,22 @@ Reply Server::handle(const std::string& method, const std::string& target, const
 
 Reply Server::answer(const std::string& method, const Target& t,
                      const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
-                     Observation& seen) {
-  if (method == "GET") {
-    if (t.upstream_path.size() >= 7 && t.upstream_path.ends_with("/models"))
-      return forward("GET", t.upstream_path, headers, "");
-    return error_reply(404, "not_found_error", "gate proxy: GET passes through only for .../models");
-  }
-  if (method != "POST") return error_reply(405, "invalid_request_error", "gate proxy: only POST and GET");
+                     Observation& seen, const std::function<bool()>& client_gone) {
+  if (method != "POST" && method != "GET")
+    return error_reply(405, "invalid_request_error", "gate proxy: only POST and GET");
 
+  // A GET (models.list(), a retrieve) is keyed by its path alone: the
+  // canonical body of a POST is never empty, so the keys cannot meet.
   std::string canonical;
   bool stream = false;
-  try {
-    boost::json::value v = json::parse_strict(body, "request body");
-    canonical = json::canonical(v);
-    stream = wants_stream(v);
-  } catch (const Error& e) {
-    return error_reply(400, "invalid_request_error", e.what());
+  if (method == "POST") {
+    try {
+      boost::json::value v = json::parse_strict(body, "request body");
+      canonical = json::canonical(v);
+      stream = wants_stream(v);
+    } catch (const Error& e) {
+      return error_reply(400, "invalid_request_error", e.what());
+    }
   }
   const int occurrence = next_occurrence(t.scope_path, canonical);
   seen.key = request_key(cfg_.model.provider, t, canonical, occurrence);
@@ -191,7 +197,8 @@ Reply Server::answer(const std::string& method, const Target& t,
 
   const auto started = std::chrono::steady_clock::now();
   EventClock clock;
-  Reply r = forward("POST", t.upstream_path, headers, body, stream ? &clock : nullptr);
+  Reply r = forward(method, t.upstream_path, headers, method == "POST" ? body : std::string(),
+                    stream ? &clock : nullptr, client_gone);
   if (mode == config::CacheMode::off || r.status < 200 || r.status >= 300) return r;
   cache::Entry e;
   e.key = key;
@@ -233,19 +240,42 @@ std::vector<std::pair<std::string, std::string>> client_headers(const http::requ
   return out;
 }
 
+// Limits on what a client sends: a target or header block over 16 KiB is a
+// 431, a body over 64 MiB a 413 (Beast's defaults are 8 KiB and 8 MiB).
+constexpr std::uint32_t k_request_header_limit = 16u << 10;
+constexpr std::uint64_t k_request_body_limit = 64u << 20;
+
+// True when the client closed its end of `fd`: readable with nothing to
+// read is the peer's FIN (data would be a pipelined request). Asked on the
+// descriptor by the thread handling the request, which polls it while an
+// upstream call runs; the pool's other threads may all be busy, so an
+// asynchronous watch could not be relied on to run.
+bool hung_up(int fd) {
+  char c = 0;
+  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 // One connection: reads a request, answers it, and reads the next while the
 // client keeps the connection alive. Reads and writes are asynchronous, so
 // an idle connection waits without a thread; only handle() runs on one.
 class Session : public std::enable_shared_from_this<Session> {
 public:
-  Session(tcp::socket sock, Server& server) : sock_(std::move(sock)), server_(server) {}
+  Session(tcp::socket sock, Server& server)
+      : sock_(std::move(sock)), server_(server), strand_(asio::make_strand(sock_.get_executor())),
+        linger_timer_(strand_) {}
 
   void read() {
     parser_.emplace();
-    parser_->body_limit(64u << 20);
+    parser_->header_limit(k_request_header_limit);
+    parser_->body_limit(k_request_body_limit);
     http::async_read(sock_, buf_, *parser_,
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                       if (!ec) self->respond();
+                       if (!ec) return self->respond();
+                       if (ec == http::error::header_limit)
+                         return self->refuse(431, "gate proxy: request target or headers over 16 KiB");
+                       if (ec == http::error::body_limit)
+                         return self->refuse(413, "gate proxy: request body over 64 MiB");
                      });
   }
 
@@ -254,20 +284,29 @@ private:
     const auto received = std::chrono::steady_clock::now();
     auto& req = parser_->get();
     Reply r;
-    try {
-      r = server_.handle(std::string(req.method_string()), std::string(req.target()),
-                         std::string(req[http::field::host]), client_headers(req), req.body());
-    } catch (const std::exception& e) {
-      r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
+    bool keep = req.keep_alive();
+    if (req.count(http::field::host) > 1) {
+      // Which one counts would be the first reader's guess; the Host check
+      // must see the only one.
+      r = error_reply(400, "invalid_request_error", "gate proxy: more than one Host header; request refused");
+      keep = false;
+    } else {
+      try {
+        r = server_.handle(std::string(req.method_string()), std::string(req.target()),
+                           std::string(req[http::field::host]), client_headers(req), req.body(),
+                           [fd = sock_.native_handle()] { return hung_up(fd); });
+      } catch (const std::exception& e) {
+        r = error_reply(500, "api_error", std::string("gate proxy: ") + e.what());
+      }
     }
     http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
     res.set(http::field::content_type, r.content_type);
-    res.keep_alive(req.keep_alive());
+    res.keep_alive(keep);
     res.body() = std::move(r.body);
     res.prepare_payload();
     std::make_shared<PacedWrite<tcp::socket>>(
         sock_, std::move(res), std::move(r.steps), received,
-        [self = shared_from_this(), keep = req.keep_alive()](boost::system::error_code ec) {
+        [self = shared_from_this(), keep](boost::system::error_code ec) {
           if (!ec && keep) return self->read();
           boost::system::error_code ignored;
           self->sock_.shutdown(tcp::socket::shutdown_both, ignored);
@@ -275,10 +314,51 @@ private:
         ->run();
   }
 
+  // Answers a request that was not read whole, then reads and drops what
+  // the client still sends for a while before closing: closing a socket
+  // with unread data sends a reset, which can reach the client before the
+  // answer does.
+  void refuse(int status, const std::string& message) {
+    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
+    Reply r = error_reply(status, "invalid_request_error", message);
+    res->set(http::field::content_type, r.content_type);
+    res->keep_alive(false);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    http::async_write(sock_, *res,
+                      asio::bind_executor(strand_, [self = shared_from_this(), res](boost::system::error_code ec,
+                                                                                   std::size_t) {
+                        boost::system::error_code ignored;
+                        if (ec) return (void)self->sock_.close(ignored);
+                        self->sock_.shutdown(tcp::socket::shutdown_send, ignored);
+                        self->drain_buf_.resize(64 * 1024);
+                        self->linger_timer_.expires_after(std::chrono::seconds(5));
+                        self->linger_timer_.async_wait([self](boost::system::error_code) {
+                          boost::system::error_code ignored2;
+                          self->sock_.close(ignored2);
+                        });
+                        self->drain();
+                      }));
+  }
+
+  void drain() {
+    sock_.async_read_some(asio::buffer(drain_buf_),
+                          asio::bind_executor(strand_, [self = shared_from_this()](boost::system::error_code ec,
+                                                                                   std::size_t n) {
+                            self->drained_ += n;
+                            if (!ec && self->drained_ < (k_request_body_limit << 1)) return self->drain();
+                            self->linger_timer_.cancel();
+                          }));
+  }
+
   tcp::socket sock_;
   Server& server_;
+  asio::strand<asio::any_io_executor> strand_; // orders the lingering close's read and timer
+  asio::steady_timer linger_timer_;
   boost::beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::vector<char> drain_buf_; // only while lingering: idle connections stay small
+  std::uint64_t drained_ = 0;
 };
 
 void accept_next(tcp::acceptor& acceptor, Server& server) {

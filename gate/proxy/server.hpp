@@ -31,7 +31,7 @@ struct Observation {
   int status = 0;
   bool cache_hit = false; // answered from the cache, no upstream call
   bool missed = false;    // a replay-only miss (the reply is the 404)
-  std::string key;        // the cache key; "" when the request had none (GET, a body that is not JSON)
+  std::string key;        // the cache key; "" when the request had none (a body that is not JSON)
   const std::string* request_body = nullptr;
   const Reply* reply = nullptr;
 };
@@ -64,18 +64,22 @@ public:
   unsigned short port() const { return port_; }
 
   // One request, as the connection loop calls it: method, request target,
-  // Host header, the request headers a client may pass on (lowercase) and body.
+  // Host header, the request headers a client may pass on (lowercase) and
+  // body. `client_gone`, when given, says whether the client hung up; it is
+  // asked every 50 ms while an upstream call runs, which is then abandoned,
+  // and nothing is recorded.
   Reply handle(const std::string& method, const std::string& target, const std::string& host,
-               const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body);
+               const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+               const std::function<bool()>& client_gone = {});
 
 private:
   Reply answer(const std::string& method, const Target& t,
                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
-               Observation& seen);
+               Observation& seen, const std::function<bool()>& client_gone);
   // `clock`, when given, times the events of a streamed answer.
   Reply forward(const std::string& method, const std::string& upstream_path,
                 const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
-                EventClock* clock = nullptr);
+                EventClock* clock = nullptr, const std::function<bool()>& client_gone = {});
   int next_occurrence(const std::string& scope, const std::string& canonical_body);
 
   config::Config cfg_;

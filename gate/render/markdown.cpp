@@ -199,8 +199,11 @@ void latency(const metrics::SuiteStats& s, std::string& out) {
   out += '\n';
 }
 
-void errors(const metrics::SuiteStats& s, std::string& out) {
+void errors(const metrics::SuiteStats& s, std::int64_t absorbed_429s, std::string& out) {
   out += "## Errors\n\n";
+  if (absorbed_429s > 0)
+    out += plural(absorbed_429s, "rate-limit answer (429) was", "rate-limit answers (429) were") +
+           " retried and got past.\n\n";
   if (s.errored_runs == 0) {
     out += "No errored runs.\n\n";
     return;
@@ -238,7 +241,7 @@ std::string report_markdown(const report::Report& r, const MarkdownOptions& o) {
   consistency_section(r, o, out);
   tokens(r.stats, out);
   latency(r.stats, out);
-  errors(r.stats, out);
+  errors(r.stats, report::absorbed_rate_limits(r), out);
   divergence(r.stats, out);
   return out;
 }

@@ -33,4 +33,13 @@ void compute(Report& r, const metrics::Options& options) {
 
 void write(const Report& r, const std::filesystem::path& file) { write_file_atomically(file, to_json(r)); }
 
+std::int64_t absorbed_rate_limits(const Report& r) {
+  std::int64_t n = 0;
+  for (const auto& task : r.tasks)
+    for (const auto& run : task.runs)
+      for (std::size_t i = 0; i + 1 < run.attempt_log.size(); ++i)
+        n += run.attempt_log[i].status == 429 ? 1 : 0;
+  return n;
+}
+
 } // namespace gate::report

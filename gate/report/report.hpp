@@ -81,6 +81,11 @@ void write(const Report& r, const std::filesystem::path& file); // atomically
 // Recomputes task_stats and stats from tasks (used by run, analyze, merge).
 void compute(Report& r, const metrics::Options& o);
 
+// The 429 answers a retry got past: attempt_log entries with status 429
+// that another attempt of the same call followed, over every run. What a
+// run absorbed of a provider's rate limiting instead of losing runs to it.
+std::int64_t absorbed_rate_limits(const Report& r);
+
 // The metric options a report was computed with: "token_band_pct" (a number
 // >= 0) and "include_polluted" (a bool) from the config object when
 // present, the defaults otherwise. A wrong type is Error(bad_input) naming

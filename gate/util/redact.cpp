@@ -2,23 +2,89 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <memory>
 #include <mutex>
 #include <vector>
+
+#include <gate/util/redact_views.hpp>
 
 namespace gate {
 
 namespace {
 
+using detail::Span;
+
+// One text that gives a secret away. A short form (under 8 characters) is
+// only a match where it stands alone: found inside a longer word it is far
+// more likely ordinary text, and blanking it would corrupt answers and ids.
+struct Form {
+  std::string text;
+  bool alone_only = false;
+};
+using Forms = std::vector<Form>;
+
+constexpr std::size_t k_anywhere = 8;
+
 std::mutex g_mutex;
-std::vector<std::string> g_forms; // longest first
+std::shared_ptr<const Forms> g_forms = std::make_shared<const Forms>(); // guarded by g_mutex
 std::atomic<bool> g_any{false};
 
-void add_form(std::string form) {
-  if (form.size() < 8) return;
-  for (const auto& f : g_forms)
-    if (f == form) return;
-  g_forms.push_back(std::move(form));
-  std::sort(g_forms.begin(), g_forms.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+std::shared_ptr<const Forms> forms() {
+  std::lock_guard lock(g_mutex);
+  return g_forms;
+}
+
+// Characters of the words a key or a base64 text is written in.
+bool word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '+' || c == '/';
+}
+
+bool stands_alone(std::string_view text, std::size_t pos, std::size_t len) {
+  return (pos == 0 || !word_char(text[pos - 1])) && (pos + len == text.size() || !word_char(text[pos + len]));
+}
+
+void find_forms(const Forms& forms, std::string_view text, const std::function<void(Span)>& hit) {
+  for (const Form& f : forms)
+    for (std::size_t pos = text.find(f.text); pos != std::string_view::npos; pos = text.find(f.text, pos + 1))
+      if (!f.alone_only || stands_alone(text, pos, f.text.size())) hit({pos, pos + f.text.size()});
+}
+
+// Every span of `text` that is, or decodes to, a part of a secret form: the
+// raw bytes, the text with its JSON escapes decoded, and a stream's deltas
+// joined across events. Sorted, overlaps merged.
+std::vector<Span> secret_spans(std::string_view text) {
+  std::shared_ptr<const Forms> all = forms();
+  std::vector<Span> spans;
+  auto hit = [&spans](Span s) { spans.push_back(s); };
+  auto find = [&all](std::string_view t, const std::function<void(Span)>& h) { find_forms(*all, t, h); };
+  find(text, hit);
+  detail::find_unescaped(text, find, hit);
+  detail::find_across_events(text, find, hit);
+  std::sort(spans.begin(), spans.end(), [](Span a, Span b) { return a.begin < b.begin; });
+  std::vector<Span> merged;
+  for (Span s : spans) {
+    if (!merged.empty() && s.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
+    else merged.push_back(s);
+  }
+  return merged;
+}
+
+// The characters of base64(p + secret + q), for any p of `offset` bytes
+// (mod 3) and any q, that depend on the secret's bits alone.
+std::string base64_stem(std::string_view secret, std::size_t offset) {
+  std::string b64 = base64_encode(std::string(offset, '\0') + std::string(secret));
+  const std::size_t first = (8 * offset + 5) / 6;
+  const std::size_t end = 8 * (offset + secret.size()) / 6;
+  return end > first ? b64.substr(first, end - first) : std::string();
+}
+
+void add_form(Forms& forms, std::string text) {
+  if (text.empty()) return;
+  for (const Form& f : forms)
+    if (f.text == text) return;
+  const bool alone_only = text.size() < k_anywhere;
+  forms.push_back({std::move(text), alone_only});
 }
 
 } // namespace
@@ -53,39 +119,42 @@ std::string base64_encode(std::string_view data) {
 void register_secret(std::string_view secret) {
   if (secret.empty()) return;
   std::lock_guard lock(g_mutex);
-  add_form(std::string(secret));
-  std::string b64 = base64_encode(secret);
-  // The unpadded stem also matches when the secret sits inside a longer
-  // base64 text at a 3-byte boundary.
-  while (!b64.empty() && b64.back() == '=')
-    b64.pop_back();
-  if (b64.size() > 4) b64.resize(b64.size() - (secret.size() % 3 == 0 ? 0 : 1));
-  add_form(b64);
-  add_form(base64_encode("Bearer " + std::string(secret)));
-  if (secret.size() >= 16) add_form(std::string(secret.substr(secret.size() - 8)));
+  Forms next = *g_forms;
+  add_form(next, std::string(secret));
+  if (secret.size() >= 16) add_form(next, std::string(secret.substr(secret.size() - 8)));
+  // Base64 of exactly the secret (Basic auth), and of any text holding it at
+  // each of the three byte alignments, in both alphabets.
+  add_form(next, base64_encode(secret));
+  for (std::size_t offset = 0; offset < 3; ++offset) {
+    std::string stem = base64_stem(secret, offset);
+    std::string url = stem;
+    std::replace(url.begin(), url.end(), '+', '-');
+    std::replace(url.begin(), url.end(), '/', '_');
+    add_form(next, std::move(stem));
+    add_form(next, std::move(url));
+  }
+  // Longest first: where two forms overlap the longer one decides the span.
+  std::stable_sort(next.begin(), next.end(), [](const Form& a, const Form& b) { return a.text.size() > b.text.size(); });
+  g_forms = std::make_shared<const Forms>(std::move(next));
   g_any = true;
 }
 
 std::string redact(std::string_view text) {
   if (!g_any) return std::string(text);
-  std::lock_guard lock(g_mutex);
-  std::string out(text);
-  for (const auto& form : g_forms) {
-    std::size_t pos = 0;
-    while ((pos = out.find(form, pos)) != std::string::npos) {
-      out.replace(pos, form.size(), k_redacted);
-      pos += k_redacted.size();
-    }
+  std::vector<Span> spans = secret_spans(text);
+  if (spans.empty()) return std::string(text);
+  std::string out;
+  out.reserve(text.size());
+  std::size_t at = 0;
+  for (Span s : spans) {
+    out.append(text.substr(at, s.begin - at));
+    out.append(k_redacted);
+    at = s.end;
   }
+  out.append(text.substr(at));
   return out;
 }
 
-bool contains_secret(std::string_view text) {
-  if (!g_any) return false;
-  std::lock_guard lock(g_mutex);
-  for (const auto& form : g_forms)
-    if (text.find(form) != std::string_view::npos) return true;
-  return false;
-}
+bool contains_secret(std::string_view text) { return g_any && !secret_spans(text).empty(); }
 
 } // namespace gate

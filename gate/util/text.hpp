@@ -15,6 +15,14 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp);
 bool valid_utf8(std::string_view s);
 // The longest prefix of at most `max_bytes` that does not cut a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
+// The value of a hexadecimal digit (either case), or -1.
+inline int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // Glob match with * and ? (for --filter).
 bool glob_match(std::string_view pattern, std::string_view text);
 

@@ -23,28 +23,11 @@ namespace {
 
 constexpr const char* k_canary = "sk-proxy-canary-5f1e9a7c3b2d";
 
-struct Answer {
-  int status = 0;
-  std::string content_type, body;
-};
+using Answer = ProxyAnswer;
 
-// One raw HTTP/1.1 exchange, so the test controls Host and the target form.
-Answer send(unsigned short port, const std::string& method, const std::string& target,
-            const std::string& host, const std::string& body) {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::socket sock(io);
-  sock.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-  http::request<http::string_body> req{method == "GET" ? http::verb::get : http::verb::post, target, 11};
-  req.set(http::field::host, host);
-  req.set(http::field::authorization, "Bearer dummy-agent-key");
-  if (!body.empty()) req.set(http::field::content_type, "application/json");
-  req.body() = body;
-  req.prepare_payload();
-  http::write(sock, req);
-  boost::beast::flat_buffer buf;
-  http::response<http::string_body> res;
-  http::read(sock, buf, res);
-  return {static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()};
+Answer send(unsigned short port, const std::string& method, const std::string& target, const std::string& host,
+            const std::string& body) {
+  return send_to_proxy(port, method, target, host, body);
 }
 
 // A fake upstream running a script, and a copy of the demo whose gate.yaml

@@ -49,7 +49,7 @@ Rule parse_rule(const boost::json::value& v, const std::string& where) {
 
 Fault parse_fault(const boost::json::value& v, const std::string& where) {
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "status", "times", "body", "headers", "close", "stream", "during_ms"}, where);
+  check_keys(o, {"match", "status", "times", "body", "headers", "close", "stream", "during_ms", "probability"}, where);
   Fault f;
   f.match = optional_string(o, "match", where);
   if (o.contains("status")) f.status = static_cast<int>(json::get_int(o, "status", where));
@@ -60,6 +60,8 @@ Fault parse_fault(const boost::json::value& v, const std::string& where) {
   if (o.contains("close")) f.close_without_response = json::get_bool(o, "close", where);
   f.stream = optional_string(o, "stream", where);
   if (o.contains("during_ms")) f.during_ms = json::get_number(o, "during_ms", where);
+  if (o.contains("probability")) f.probability = json::get_number(o, "probability", where);
+  if (!(f.probability >= 0 && f.probability <= 1)) throw_bad_input(where + ": \"probability\" must be from 0 to 1");
   if (!f.stream.empty() && f.stream != "error" && f.stream != "cut")
     throw_bad_input(where + ": \"stream\" must be \"error\" or \"cut\"");
   if (o.contains("headers")) {
@@ -83,13 +85,14 @@ void clear_network_env() {
 Script parse_script(const std::string& json_text, const std::string& where) {
   boost::json::value v = json::parse_strict(json_text, where);
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models"}, where);
+  check_keys(o, {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models", "seed"}, where);
   Script s;
   if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
   if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
   if (o.contains("event_gap_ms")) s.event_gap_ms = json::get_number(o, "event_gap_ms", where);
   if (s.event_gap_ms < 0) throw_bad_input(where + ": \"event_gap_ms\" must not be negative");
   s.prefix = optional_string(o, "prefix", where);
+  if (o.contains("seed")) s.seed = static_cast<std::uint64_t>(json::get_int(o, "seed", where));
   if (o.contains("models"))
     for (const auto& m : array_field(o, "models", where)) {
       if (!m.is_string()) throw_bad_input(where + ": \"models\" must hold strings");

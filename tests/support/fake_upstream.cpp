@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -104,7 +105,8 @@ namespace {
 // session asks for each request it reads.
 struct Service {
   explicit Service(Script s)
-      : script(std::move(s)), fault_used(script.faults.size(), 0), storm_start(script.faults.size()) {}
+      : script(std::move(s)), fault_used(script.faults.size(), 0), storm_start(script.faults.size()),
+        draws(script.seed) {}
 
   Script script;
   std::atomic<std::uint64_t> requests{0};
@@ -116,6 +118,7 @@ struct Service {
   std::vector<int> fault_used;
   std::vector<std::optional<std::chrono::steady_clock::time_point>> storm_start; // per fault with during_ms
   std::uint64_t completions = 0;
+  std::mt19937_64 draws; // for faults with a probability
 
   Outcome handle(const http::request<http::string_body>& req);
   Outcome complete(bool anthropic, const boost::json::object& body, const std::string& raw);
@@ -305,7 +308,9 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
     const Fault& f = script.faults[i];
     if (last_user.find(f.match) == std::string::npos) continue;
     if (!f.stream.empty() && !streamed) continue;
-    if (f.during_ms > 0) {
+    if (f.probability > 0) {
+      if (std::uniform_real_distribution<double>(0.0, 1.0)(draws) >= f.probability) continue;
+    } else if (f.during_ms > 0) {
       auto now = std::chrono::steady_clock::now();
       if (!storm_start[i]) storm_start[i] = now;
       if (std::chrono::duration<double, std::milli>(now - *storm_start[i]).count() > f.during_ms) continue;

@@ -45,6 +45,10 @@ struct Fault {
   // When > 0: a storm. Every matching request within this many ms of the
   // first one gets the fault (`times` is ignored); later ones do not.
   double during_ms = 0;
+  // When > 0: each matching request gets the fault with this chance, drawn
+  // from the script's seeded generator (`times` is ignored), as a provider's
+  // scattered 429s come.
+  double probability = 0;
 };
 
 struct Script {
@@ -62,11 +66,14 @@ struct Script {
   // When not empty, the models GET .../models lists; a completion for any
   // other model is a 404 model_not_found. Empty: one model, any name accepted.
   std::vector<std::string> models = {};
+  // Seeds the draws of faults with a probability: the same seed and request
+  // order give the same faults.
+  std::uint64_t seed = 1;
 };
 
 // Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers"}],
-// "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms"}],
-// "prefix": "/v1", "models": ["a", "b"]}.
+// "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms",
+// "probability"}], "prefix": "/v1", "models": ["a", "b"], "seed": n}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys
 // and wrong types are Error(bad_input) naming `where`.
 Script parse_script(const std::string& json_text, const std::string& where = "script");

@@ -1,6 +1,7 @@
 #include <doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -278,19 +279,83 @@ TEST_CASE("many threads share one client") {
   CHECK(server.connections() == 4); // one per worker thread
 }
 
-TEST_CASE("429 with Retry-After: 0 is retried once and then succeeds") {
+TEST_CASE("429 with Retry-After: 0 is retried after a backoff: the server's delay is a lower bound") {
   FakeUpstream server(script_from(R"({"faults":[{"status":429,"times":1,"headers":{"retry-after":"0"}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m); // default backoff: Retry-After must be what is honoured
+  auto client = gate::net::make_http_client(m); // default backoff: 0.5 s * (0.5 + 0.5 u) before the first retry
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200));
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= std::chrono::milliseconds(250));
+  CHECK(took < std::chrono::milliseconds(1500));
   CHECK(attempts == 2);
   CHECK(r.status == 200);
   CHECK(server.requests() == 2);
   CHECK(gate::model::parse_response("openai", r).text == "echo: hi");
+  REQUIRE(r.attempt_log.size() == 2);
+  CHECK(r.attempt_log[1].wait_ms >= 250);
+}
+
+namespace {
+
+// One call through a fresh client against a server running `script`.
+ApiResponse call_once(const std::string& script, int max_retries, const HttpOptions& o, int& attempts) {
+  FakeUpstream server(script_from(script));
+  server.start();
+  auto m = model_for(server);
+  m.max_retries = max_retries;
+  return gate::net::make_http_client(m, o)->send(call_for(m, "hi"), attempts);
+}
+
+} // namespace
+
+TEST_CASE("rel-23: 429s do not spend max_retries; they are retried on a time budget of their own") {
+  const std::string zero = R"(,"headers":{"retry-after":"0"}}]})";
+  auto o = fast();
+  o.backoff_base_s = 0.01;
+  // Six 429s in a row with max_retries 1: the old policy gave up after two.
+  int attempts = 0;
+  ApiResponse r = call_once(R"({"faults":[{"status":429,"times":6)" + zero, 1, o, attempts);
+  CHECK(r.status == 200);
+  CHECK(attempts == 7);
+  REQUIRE(r.attempt_log.size() == 7);
+  // The backoff grows although the server says 0: 0.01 * 2^n * (0.5 .. 1).
+  for (std::size_t i = 1; i < 7; ++i) {
+    CAPTURE(i);
+    CHECK(r.attempt_log[i].wait_ms >= 0.01 * 1000 * std::ldexp(1.0, static_cast<int>(i) - 1) * 0.5 - 1);
+  }
+  CHECK(r.attempt_log[6].wait_ms >= 150); // 0.01 * 32 * 0.5 s
+
+  // A 429 that never ends gives up once the budget is spent, not before.
+  o.backoff_cap_s = 0.05;
+  o.rate_limit_budget_s = 0.6;
+  auto start = std::chrono::steady_clock::now();
+  ApiResponse lost = call_once(R"({"faults":[{"status":429,"times":1000)" + zero, 0, o, attempts);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(lost.status == 429);
+  CHECK(attempts >= 10);
+  CHECK(took >= 0.5);
+  CHECK(took < 2.0);
+  CHECK(gate::model::parse_response("openai", lost).bucket == Bucket::rate_limit);
+
+  // Other failures still stop at max_retries.
+  ApiResponse failed = call_once(R"({"faults":[{"status":503,"times":10}]})", 1, fast(), attempts);
+  CHECK(failed.status == 503);
+  CHECK(attempts == 2);
+}
+
+TEST_CASE("rel-25: a spent quota in either provider's words is a 429 that is not retried") {
+  for (const char* body :
+       {R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
+        R"({"error":{"message":"Billing hard limit has been reached","type":"invalid_request_error","code":"billing_hard_limit_reached"}})",
+        R"({"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}})"}) {
+    CAPTURE(body);
+    CHECK_FALSE(gate::net::retryable_response(429, {}, body));
+  }
+  CHECK_FALSE(gate::net::retryable_response(429, {{"x-should-retry", "false"}}, "{}"));
+  CHECK(gate::net::retryable_response(429, {}, R"({"error":{"type":"rate_limit_error"}})"));
 }
 
 TEST_CASE("401 is not retried") {

@@ -40,6 +40,21 @@ TEST_CASE("unusable paths are refused") {
   CHECK_FALSE(parse_target("/t/a/x/0/chat/completions"));
 }
 
+TEST_CASE("percent-encoded dot segments are decoded first and refused like plain ones") {
+  for (const char* path : {"/t/a/r/0/%2e%2e/%2e%2e/models", "/t/a/r/0/%2E%2E/x", "/t/a/r/0/.%2e/x",
+                           "/t/a/r/0/%2e./x", "/%2e%2e/v2/chat/completions", "/t/a/r/0/%2e/x", "/t/%2e%2e/r/0/x",
+                           "/t/a/r/0/..%2fx", "/t/a/r/0/%2F..", "/t/a/r/0/a%5c..%5cx", "/t/a/r/0/a\\..\\x",
+                           "/t/a/r/0/%252e%252e/x", "/t/a/r/0/%2", "/t/a/r/0/%zz"}) {
+    CAPTURE(path);
+    CHECK_FALSE(parse_target(path));
+  }
+  // Escapes of unreserved characters are the same path; others are kept.
+  auto t = parse_target("/t/a/r/0/chat/%63ompletions%20x");
+  REQUIRE(t);
+  CHECK(t->upstream_path == "/chat/completions%20x");
+  CHECK(t->scope_path == "/t/a/r/0/chat/completions%20x");
+}
+
 TEST_CASE("only this proxy's own address is an acceptable Host") {
   CHECK(host_allowed("127.0.0.1:8080", 8080));
   CHECK(host_allowed("localhost:8080", 8080));

@@ -72,10 +72,17 @@ TEST_CASE("requests refused before any cache or upstream work") {
         403);
   CHECK(server.handle("POST", "/chat/completions", "127.0.0.1:0", {}, "{not json").status == 400);
   CHECK(server.handle("POST", "/chat/../models", "127.0.0.1:0", {}, k_body).status == 400);
-  CHECK(server.handle("GET", "/chat/completions", "127.0.0.1:0", {}, "").status == 404);
+  CHECK(server.handle("POST", "/chat/%2e%2e/models", "127.0.0.1:0", {}, k_body).status == 400);
   CHECK(server.handle("DELETE", "/chat/completions", "127.0.0.1:0", {}, "").status == 405);
-  // No key in the environment: a models pass-through explains instead of calling.
-  auto models = server.handle("GET", "/models", "127.0.0.1:0", {}, "");
+  // A GET is looked up like any call: never recorded, so a replay-only miss.
+  auto listed = server.handle("GET", "/models", "127.0.0.1:0", {}, "");
+  CHECK(listed.status == 404);
+  CHECK(listed.body.find("replay-only cache miss") != std::string::npos);
+  // No key in the environment: recording a GET explains instead of calling.
+  gate::config::Config rec = replay_only(scratch.dir);
+  rec.cache.mode = gate::config::CacheMode::record;
+  gate::proxy::Server recorder(rec);
+  auto models = recorder.handle("GET", "/models", "127.0.0.1:0", {}, "");
   CHECK(models.status == 502);
   CHECK(models.body.find("GATE_PROXY_UNIT_UNSET_KEY") != std::string::npos);
 }

@@ -2,6 +2,10 @@
 
 // Drives `gate proxy` as a child process for the end-to-end tests
 // (test_proxy.cpp, test_sdk.cpp).
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -43,6 +47,32 @@ inline Child start_proxy(const std::filesystem::path& dir, const std::string& mo
   Child c = spawn_gate(args, dir, env);
   port = read_port(c, out);
   return c;
+}
+
+struct ProxyAnswer {
+  int status = 0;
+  std::string content_type, body;
+};
+
+// One raw HTTP/1.1 exchange with the proxy, so the test controls Host and
+// the target form. The agent's own key goes along, as an SDK's would.
+inline ProxyAnswer send_to_proxy(unsigned short port, const std::string& method, const std::string& target,
+                                 const std::string& host, const std::string& body) {
+  namespace http = boost::beast::http;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket sock(io);
+  sock.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  http::request<http::string_body> req{method == "GET" ? http::verb::get : http::verb::post, target, 11};
+  req.set(http::field::host, host);
+  req.set(http::field::authorization, "Bearer dummy-agent-key");
+  if (!body.empty()) req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  req.prepare_payload();
+  http::write(sock, req);
+  boost::beast::flat_buffer buf;
+  http::response<http::string_body> res;
+  http::read(sock, buf, res);
+  return {static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()};
 }
 
 inline Result stop(Child& c) {
