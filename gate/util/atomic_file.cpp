@@ -117,26 +117,4 @@ void ensure_directory(const std::filesystem::path& dir) {
   if (ec) throw_cannot_run("cannot create directory " + dir.string() + ": " + ec.message());
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_bad_input("cannot read " + path.string() + ": " + errno_text());
-  std::string out;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string why = errno_text();
-      ::close(fd);
-      throw_bad_input("cannot read " + path.string() + ": " + why);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
 } // namespace gate

@@ -53,7 +53,4 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
 // read-only or full disk) throws Error(cannot_run) naming the path.
 void ensure_directory(const std::filesystem::path& dir);
 
-// Reads a whole file; throws Error(bad_input) naming the path when it cannot.
-std::string read_file(const std::filesystem::path& path);
-
 } // namespace gate
