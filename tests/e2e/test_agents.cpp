@@ -169,6 +169,34 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "rel-39: a fixture link that escapes through another link is refused; the file outside is untouched") {
+  TempDir tmp;
+  const fs::path tmpdir = tmp.path() / "tmpdir";
+  fs::create_directories(tmp.path() / "suite/fx/sub/sub2");
+  fs::create_directories(tmpdir);
+  // The work copy is tmpdir/gate-agent-XXXXXX: answer.txt resolves to
+  // tmpdir/victim.txt, although its target's text stays inside.
+  spit(tmpdir / "victim.txt", "precious\n");
+  fs::create_symlink("..", tmp.path() / "suite/fx/sub/sub2/a");
+  fs::create_symlink("sub/sub2/a/../../victim.txt", tmp.path() / "suite/fx/answer.txt");
+  const std::string cases =
+      R"({"id":"chain","kind":"agent","input":"x","agent":{"command":["sh","-c","echo pwned > answer.txt"],"timeout":10,"fixture":"fx"},"checks":[{"type":"exit_code"}]})"
+      "\n";
+  const fs::path cfg = make_suite(tmp.path(), cases);
+  Result r =
+      run_gate({"run", "--config", cfg.string(), "--quiet"}, tmp.path(), {{"TMPDIR", tmpdir.string()}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto report = read_json(tmp.path() / "out/report.json");
+  const auto& run = run_of(report, "chain");
+  CHECK(run.at("error").as_string() == "agent");
+  CHECK(
+      run.at("error_message").as_string().find("answer.txt -> sub/sub2/a/../../victim.txt points outside") !=
+      std::string::npos);
+  CHECK(slurp(tmpdir / "victim.txt") == "precious\n");
+  CHECK(entries(tmpdir) == 1);
+}
+
+TEST_CASE(
     "rel-06: recording through the proxy, the agent sees only the dummy key; the canary is written nowhere") {
   gate::testing::clear_network_env();
   gate::testing::FakeUpstream upstream(gate::testing::Script{});
