@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/program_options/errors.hpp>
 #include <iostream>
+#include <sys/prctl.h>
 
 #include <gate/cli/commands.hpp>
 #include <gate/util/error.hpp>
@@ -69,6 +70,11 @@ const std::vector<Command>& commands() {
 }
 
 int main(int argc, char** argv) {
+  // Process-wide, so set here: orphans of the commands gate runs for agents
+  // become gate's children instead of init's, to be killed and reaped with
+  // the command (agent/tree.hpp). Without it they are still followed
+  // through /proc while their command runs.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   Args args(argv + 1, argv + argc);
   try {
     if (args.empty()) {
