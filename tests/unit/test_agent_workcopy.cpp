@@ -152,7 +152,10 @@ TEST_CASE("a sparse fixture file is copied with its holes; a fixture over the ca
   const fs::path work = make_work_copy(fx, s.path() / "work");
   REQUIRE(::stat((work / "sparse.bin").c_str(), &st) == 0);
   CHECK(st.st_size == (64 << 20));
-  if (fs_makes_holes) CHECK(st.st_blocks * 512 < (1 << 20));
+  if (fs_makes_holes)
+    CHECK(st.st_blocks * 512 < (1 << 20));
+  else
+    MESSAGE("skipped: the temp file system keeps no holes, so the copy's cannot be checked");
   const Tree t = read_tree(work);
   CHECK(t.at("sparse.bin").content.front() == 'a');
   CHECK(t.at("sparse.bin").content.back() == 'z');
