@@ -182,10 +182,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
   close_fd(in.w);
   close_fd(out.r);
   close_fd(err.r);
+  // Anything started while the pipes drained; before the leader is reaped,
+  // so that its pid, which its children's parent ids name, is still its own.
+  tree->kill_all();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  tree->kill_all(); // anything started while the pipes drained
   if (WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) res.signal = WTERMSIG(status);
   if (res.out_truncated) res.out += k_truncated_marker;

@@ -79,8 +79,14 @@ bool subreaper() {
 }
 
 // The pids some command's tree owns, across all commands running at once.
+// A multiset, so that a tree dropping a pid the kernel has since given to
+// another command's process leaves that one's claim in place.
 std::mutex g_mutex;
-std::set<pid_t> g_owned;
+std::multiset<pid_t> g_owned;
+
+void disown(pid_t pid) {
+  if (const auto it = g_owned.find(pid); it != g_owned.end()) g_owned.erase(it);
+}
 
 } // namespace
 
@@ -92,9 +98,9 @@ ProcessTree::ProcessTree(pid_t leader, const std::unique_lock<std::mutex>&) : le
 
 ProcessTree::~ProcessTree() {
   const std::lock_guard lock(g_mutex);
-  g_owned.erase(leader_);
+  disown(leader_);
   for (const auto& [pid, start] : known_)
-    g_owned.erase(pid);
+    disown(pid);
 }
 
 void ProcessTree::refresh() {
@@ -136,6 +142,10 @@ void ProcessTree::kill_all() {
     for (auto it = known_.begin(); it != known_.end();) {
       Proc p;
       if (!read_proc(it->first, p) || p.start != it->second) {
+        {
+          const std::lock_guard lock(g_mutex);
+          disown(it->first);
+        }
         it = known_.erase(it); // gone (and reaped by someone)
         continue;
       }
