@@ -72,6 +72,11 @@ TEST_CASE("rel-32/33/35: a device or directory in place of an input is refused a
       run_bounded({"compare", "--baseline", baseline().string(), "--current", "/dev/urandom"}, tmp.path()),
       "/dev/urandom", "a character device");
 
+  check_refused(run_bounded({"analyze", "/dev/zero", "--out", "an"}, tmp.path()), "/dev/zero",
+                "a character device");
+  check_refused(run_bounded({"merge", "--out", "m.json", baseline().string(), "/dev/urandom"}, tmp.path()),
+                "/dev/urandom", "a character device");
+
   // Inside the suite: the cases file, then metadata.json, each a link to a device.
   const fs::path cases = demo / "suite/versions/v1/cases.jsonl";
   REQUIRE(fs::exists(cases));
