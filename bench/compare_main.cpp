@@ -19,8 +19,8 @@
 #include <gate/compare/compare.hpp>
 #include <gate/render/verdict_json.hpp>
 #include <gate/report/report.hpp>
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 
 namespace {

@@ -36,6 +36,7 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>

@@ -5,10 +5,13 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gate/agent/tree.hpp>
 
 namespace gate::agent {
 
@@ -48,6 +51,10 @@ bool drain(int fd, std::string& to, bool& truncated) {
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
 }
+
+// How often the command's process tree is looked at while it runs: a
+// process that leaves the group is seen within this long.
+constexpr double k_tree_interval_s = 0.05;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -95,7 +102,13 @@ ProcessResult run_process(const ProcessSpec& spec) {
   envp.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  std::optional<ProcessTree> tree;
+  int rc = 0;
+  {
+    const auto held = ProcessTree::hold_spawns();
+    rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+    if (rc == 0) tree.emplace(pid, held);
+  }
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   close_fd(in.r);
@@ -115,7 +128,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (spec.stdin_text.empty()) close_fd(in.w);
 
   const auto started = Clock::now();
-  Clock::time_point term_at{}, exited_at{};
+  Clock::time_point term_at{}, exited_at{}, looked_at{};
   bool term_sent = false, kill_sent = false, exited = false;
   // The leader is waited for with WNOWAIT: until it is reaped its pid (the
   // group id) cannot be reused, so killing the group never hits a stranger.
@@ -126,19 +139,26 @@ ProcessResult run_process(const ProcessSpec& spec) {
           si.si_pid == pid) {
         exited = true;
         exited_at = Clock::now();
-        ::kill(-pid, SIGKILL); // what it left running in its group
+        ::kill(-pid, SIGKILL); // what it left running, in its group or not
+        tree->kill_all();
       }
+    }
+    if (!exited && seconds_since(looked_at) >= k_tree_interval_s) {
+      tree->refresh();
+      looked_at = Clock::now();
     }
     const bool stop = spec.stop != nullptr && spec.stop->load();
     if (!exited && !term_sent && (seconds_since(started) >= spec.timeout_s || stop)) {
       res.timed_out = !stop;
       res.stopped = stop;
       ::kill(-pid, SIGTERM);
+      tree->signal_all(SIGTERM);
       term_sent = true;
       term_at = Clock::now();
     }
     if (!exited && term_sent && !kill_sent && seconds_since(term_at) >= spec.kill_grace_s) {
       ::kill(-pid, SIGKILL);
+      tree->signal_all(SIGKILL);
       kill_sent = true;
     }
     // After the exit, output still in the pipes is read; a writer that
@@ -162,6 +182,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   close_fd(in.w);
   close_fd(out.r);
   close_fd(err.r);
+  // Anything started while the pipes drained; before the leader is reaped,
+  // so that its pid, which its children's parent ids name, is still its own.
+  tree->kill_all();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -35,7 +35,10 @@ struct ProcessResult {
 // Runs argv in its own process group with cwd and env as given (posix_spawn,
 // no shell). At the timeout the whole group gets SIGTERM, then SIGKILL
 // after the grace period; when the command exits the group is killed too,
-// so nothing it started outlives it. Never throws for what the command
+// so nothing it started outlives it. Processes that left the group
+// (setsid) are followed through /proc and signalled with it (ProcessTree);
+// with gate a child subreaper, as cli makes it, orphans are caught and
+// reaped too. Never throws for what the command
 // does; a command that cannot be started comes back with started = false.
 ProcessResult run_process(const ProcessSpec& spec);
 

@@ -444,7 +444,7 @@ void Store::put(const Entry& e) {
   for (int attempt = 0;; ++attempt) {
     make_shard_dir(e.key);
     try {
-      write_file_atomically(target, bytes);
+      write_file_atomically(target, bytes, StaleTemps::keep);
       return;
     } catch (const Error&) {
       // The directory may have been deleted since it was made (a user

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <boost/program_options/errors.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <sys/prctl.h>
 
 #include <gate/cli/commands.hpp>
 #include <gate/util/error.hpp>
@@ -68,8 +72,9 @@ const std::vector<Command>& commands() {
   return table;
 }
 
-int main(int argc, char** argv) {
-  Args args(argv + 1, argv + argc);
+namespace {
+
+int run(const Args& args) {
   try {
     if (args.empty()) {
       usage(std::cerr);
@@ -101,6 +106,37 @@ int main(int argc, char** argv) {
     std::cerr << "gate: internal error: " << redact(e.what()) << "\n";
     return 70;
   }
+}
+
+// Output that never arrived is a failure to run whatever the command found:
+// `gate compare --format json > /dev/full` must not pass with the verdict
+// lost. Checked once here for every command; an error the command already
+// reported (2, 3, 4, 130, 143) is the more precise one and is kept.
+int checked_stdout(int rc) {
+  std::cout.flush();
+  errno = 0;
+  std::string why;
+  if (std::fflush(stdout) != 0)
+    why = std::string(": ") + std::strerror(errno);
+  else if (std::ferror(stdout) || !std::cout.good())
+    why = ": a write failed earlier; the output is incomplete"; // its errno is long gone
+  // A stdout closed from the start (`>&-`) that nothing was written to is fine.
+  else if (std::fclose(stdout) != 0 && errno != EBADF)
+    why = std::string(": ") + std::strerror(errno);
+  if (why.empty()) return rc;
+  std::cerr << "gate: error: cannot write to stdout" << why << "\n";
+  return rc <= static_cast<int>(Exit::threshold) ? static_cast<int>(Exit::cannot_run) : rc;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Process-wide, so set here: orphans of the commands gate runs for agents
+  // become gate's children instead of init's, to be killed and reaped with
+  // the command (agent/tree.hpp). Without it they are still followed
+  // through /proc while their command runs.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  return checked_stdout(run(Args(argv + 1, argv + argc)));
 }
 
 } // namespace gate::cli

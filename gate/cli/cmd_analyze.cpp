@@ -10,6 +10,7 @@
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/redact.hpp>
 
 namespace gate::cli {

@@ -5,8 +5,8 @@
 #include <gate/github/github.hpp>
 #include <gate/net/fetch.hpp>
 #include <gate/render/escape.hpp>
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 

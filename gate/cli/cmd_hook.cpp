@@ -8,6 +8,7 @@
 #include <gate/cli/common.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 
 namespace gate::cli {
 

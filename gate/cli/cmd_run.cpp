@@ -36,7 +36,7 @@ void add_run_options(po::options_description& d) {
       "mode,m", po::value<std::string>(), "cache mode: replay | replay-only | record | off")(
       "concurrency,j", po::value<int>(), "parallel workers")(
       "filter", po::value<std::vector<std::string>>()->composing(),
-      "run only tasks whose id matches this glob (repeatable)")("sample", po::value<std::size_t>(),
+      "run only tasks whose id matches this glob (repeatable)")("sample", po::value<std::int64_t>(),
                                                                 "run a seeded sample of N tasks")(
       "sample-seed", po::value<std::uint64_t>(), "seed for --sample (default 0)")(
       "shard", po::value<std::string>(), "run only slice i of n (i/n, 1-based; by a hash of task id)")(
@@ -69,7 +69,7 @@ config::Overrides overrides_from(const po::variables_map& vm) {
   if (vm.count("mode")) o.mode = vm["mode"].as<std::string>();
   if (vm.count("concurrency")) o.concurrency = vm["concurrency"].as<int>();
   if (vm.count("filter")) o.filter = vm["filter"].as<std::vector<std::string>>();
-  if (vm.count("sample")) o.sample = vm["sample"].as<std::size_t>();
+  if (vm.count("sample")) o.sample = vm["sample"].as<std::int64_t>();
   if (vm.count("sample-seed")) o.sample_seed = vm["sample-seed"].as<std::uint64_t>();
   if (vm.count("shard")) o.shard = parse_shard(vm["shard"].as<std::string>());
   if (vm.count("out")) o.out_dir = fs::path(vm["out"].as<std::string>());

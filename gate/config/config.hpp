@@ -134,7 +134,7 @@ struct Overrides {
   std::optional<int> concurrency;
   std::optional<std::string> mode;
   std::vector<std::string> filter;
-  std::optional<std::size_t> sample;
+  std::optional<std::int64_t> sample; // signed, so that "-1" is refused rather than wrapped
   std::optional<std::uint64_t> sample_seed;
   std::optional<Shard> shard;
   std::optional<std::filesystem::path> baseline;

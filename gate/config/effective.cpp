@@ -52,8 +52,9 @@ void apply(Config &cfg, const Overrides &o) {
     cfg.origin["filter"] = "--filter";
   }
   if (o.sample) {
-    if (*o.sample == 0) throw Error(Exit::bad_input, "--sample: expected an integer >= 1, got 0");
-    cfg.sample = o.sample;
+    if (*o.sample < 1)
+      throw Error(Exit::bad_input, "--sample: expected an integer >= 1, got " + std::to_string(*o.sample));
+    cfg.sample = static_cast<std::size_t>(*o.sample);
     cfg.origin["sample"] = "--sample";
   }
   if (o.sample_seed) {

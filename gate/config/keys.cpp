@@ -316,8 +316,11 @@ std::string check(const Row &r, const Value &v) {
   switch (r.kind) {
   case Kind::string:
   case Kind::path:
-  case Kind::out_file:
     if (!std::holds_alternative<std::string>(v)) return expected;
+    break;
+  case Kind::out_file:
+    // A name inside outputs.dir: "../x" or "/x" would write elsewhere.
+    if (!text || text->find('/') != std::string::npos || *text == "." || *text == "..") return expected;
     break;
   case Kind::choice:
     if (!std::holds_alternative<std::string>(v) ||

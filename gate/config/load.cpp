@@ -7,9 +7,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <gate/config/keys.hpp>
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/redact.hpp>
 
 namespace gate::config {
@@ -279,7 +279,7 @@ private:
 } // namespace
 
 Config load(const fs::path &file) {
-  const std::string text = read_file(file);
+  const std::string text = read_file(file, detail::k_max_config_bytes);
   return Loader(file).run(text);
 }
 

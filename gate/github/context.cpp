@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>

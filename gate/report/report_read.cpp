@@ -5,14 +5,15 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gate/report/read_builder.hpp>
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/fd.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -143,17 +144,24 @@ bool feed_mapped(int fd, const std::string& where, Reader& reader) {
 
 Report read(const std::filesystem::path& file, const ReadOptions& o) {
   const std::string where = file.string();
-  Fd in(open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) throw Error(Exit::bad_input, where + ": cannot open: " + std::strerror(errno));
+  const Fd in(open_input(file));
+  struct stat st {};
+  const bool regular = fstat(in.get(), &st) == 0 && S_ISREG(st.st_mode);
   Reader reader(where, o);
   if (!feed_mapped(in.get(), where, reader)) {
+    // A pipe: its size is not known beforehand, so the limit is counted.
     std::vector<char> chunk(1 << 20);
+    std::size_t total = 0;
     while (!reader.failed()) {
       const ssize_t got = ::read(in.get(), chunk.data(), chunk.size());
       if (got < 0) {
         if (errno == EINTR) continue;
         throw Error(Exit::bad_input, where + ": read error: " + std::strerror(errno));
       }
+      total += static_cast<std::size_t>(got);
+      if (total > k_max_input_bytes)
+        throw_bad_input(where + ": larger than " + byte_limit_text(k_max_input_bytes) +
+                        ", the limit for a report");
       const bool more = got > 0;
       reader.feed(chunk.data(), static_cast<std::size_t>(got), more);
       if (!more) break;
@@ -161,8 +169,11 @@ Report read(const std::filesystem::path& file, const ReadOptions& o) {
   }
   if (reader.failed())
     reader.raise([&](std::size_t offset, const std::string& what) {
-      // Count lines up to the fault again: only ever on this error path.
-      return json::located_at(read_file(file).substr(0, offset), offset, where, 1, what);
+      // Count lines up to the fault again: only ever on this error path,
+      // and only from a file, since what a pipe gave is gone.
+      if (!regular) return where + ": byte " + std::to_string(offset + 1) + ": " + what;
+      const std::string text = read_file(file, std::numeric_limits<std::size_t>::max());
+      return json::located_at(std::string_view(text).substr(0, offset), offset, where, 1, what);
     });
   return reader.finish();
 }

@@ -1,10 +1,13 @@
 #include <gate/run/request.hpp>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
+#include <tuple>
 
 #include <gate/cache/store.hpp>
 #include <gate/check/judge.hpp>
 #include <gate/model/stream.hpp>
+#include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 
 namespace gate::run {
@@ -89,6 +92,30 @@ PreparedRequest prepare_call(const config::ModelConfig& m, const std::string& sy
 }
 
 } // namespace
+
+void refuse_shared_keys(const std::vector<const suite::Case*>& cases,
+                        const std::vector<PreparedRequest>& prepared) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (cases[i]->kind != "agent") order.push_back(i);
+  // By fingerprint (the key without the replica), then by suite order, so
+  // that the error names the first two tasks of a clash.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(prepared[a].fingerprint, a) < std::tie(prepared[b].fingerprint, b);
+  });
+  for (std::size_t j = 1; j < order.size(); ++j) {
+    const PreparedRequest& a = prepared[order[j - 1]];
+    const PreparedRequest& b = prepared[order[j]];
+    if (a.fingerprint != b.fingerprint || a.call.body == b.call.body) continue;
+    std::string names;
+    json::append_quoted(cases[order[j - 1]]->id, names);
+    names += " and ";
+    json::append_quoted(cases[order[j]]->id, names);
+    throw_bad_input("cache.ignore makes tasks " + names +
+                    " share one cache key: their requests differ only in what it removes, so replay would "
+                    "give one task the other's answers; remove that pointer from cache.ignore");
+  }
+}
 
 PreparedRequest prepare(const suite::Case& c, const config::Config& cfg) {
   std::vector<model::ChatMessage> messages;

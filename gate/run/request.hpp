@@ -28,6 +28,13 @@ config::ModelConfig judge_model(const config::Config& cfg);
 PreparedRequest prepare_judge(const suite::Case& c, const config::Config& cfg, const std::string& rubric,
                               const std::string& answer);
 
+// Refuses cases whose requests differ but hash alike once cache.ignore has
+// removed its parts (`/messages`, say): they would share cache entries, and
+// replay would hand one task the other's answers. Identical requests may
+// share. Throws Error(bad_input) naming both tasks. Agent cases are skipped.
+void refuse_shared_keys(const std::vector<const suite::Case*>& cases,
+                        const std::vector<PreparedRequest>& prepared);
+
 // Removes each JSON pointer in `pointers` from `canonical_json` and returns
 // the canonical result; a pointer that does not resolve is skipped.
 std::string apply_ignore(const std::string& canonical_json, const std::vector<std::string>& pointers);

@@ -415,6 +415,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
           c.kind == "agent" ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
     }
   });
+  if (!cfg.cache.ignore.empty()) refuse_shared_keys(in.cases, sh.prepared);
   std::unique_ptr<agent::Tap> tap;
   if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == "agent"; })) {
     tap = std::make_unique<agent::Tap>(cfg);

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 
 namespace gate::suite {

@@ -6,6 +6,7 @@
 
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>

@@ -1,9 +1,13 @@
 #include <gate/util/atomic_file.hpp>
 
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
@@ -28,6 +32,15 @@ int parse_fault(const char* value) {
                    ": expected enospc, eio, erofs or eacces");
 }
 
+// The writer's pid in a temp name's "<pid>-XXXXXX"; 0 when it has none (an
+// older gate wrote none), so that only age can judge the file.
+pid_t writer_pid(std::string_view rest) {
+  int pid = 0;
+  const char* end = rest.data() + rest.size();
+  const auto [at, ec] = std::from_chars(rest.data(), end, pid);
+  return ec == std::errc() && pid > 0 && at != end && *at == '-' ? pid : 0;
+}
+
 // A fault at creation of the temp file (the directory refuses it) or at
 // writing (the disk refuses the bytes), like the OS reports each.
 bool fails_at_create(int fault) { return fault == EROFS || fault == EACCES; }
@@ -43,7 +56,7 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
     errno = fault;
     throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
   }
-  std::string tmpl = target_.string() + std::string(k_temp_marker) + "XXXXXX";
+  std::string tmpl = target_.string() + std::string(k_temp_marker) + std::to_string(::getpid()) + "-XXXXXX";
   fd_ = ::mkstemp(tmpl.data());
   if (fd_ < 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
   // mkstemp creates 0600; written files should be as readable as any other.
@@ -102,41 +115,44 @@ bool AtomicFile::commit_unless_vanished() {
   return true;
 }
 
-void write_file_atomically(const std::filesystem::path& target, std::string_view data) {
+void remove_stale_temp_files(const std::filesystem::path& target) {
+  const std::string dir = target.parent_path().empty() ? "." : target.parent_path().string();
+  const std::string prefix = target.filename().string() + std::string(AtomicFile::k_temp_marker);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const int dfd = ::dirfd(d);
+  const auto now = ::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (!name.starts_with(prefix)) continue;
+    struct stat st {};
+    if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto age = now - st.st_mtime;
+    const pid_t pid = writer_pid(name.substr(prefix.size()));
+    const bool writer_gone = pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+    if ((writer_gone && age > 60) || age > 24 * 3600) ::unlinkat(dfd, e->d_name, 0);
+  }
+  ::closedir(d);
+}
+
+void write_file_atomically(const std::filesystem::path& target, std::string_view data, StaleTemps stale) {
   for (int attempt = 1;; ++attempt) {
     AtomicFile file(target);
     file.write(data);
-    if (attempt == 3) return file.commit();
-    if (file.commit_unless_vanished()) return;
+    if (attempt == 3) {
+      file.commit();
+    } else if (!file.commit_unless_vanished()) {
+      continue;
+    }
+    break;
   }
+  if (stale == StaleTemps::remove) remove_stale_temp_files(target);
 }
 
 void ensure_directory(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw_cannot_run("cannot create directory " + dir.string() + ": " + ec.message());
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_bad_input("cannot read " + path.string() + ": " + errno_text());
-  std::string out;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string why = errno_text();
-      ::close(fd);
-      throw_bad_input("cannot read " + path.string() + ": " + why);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 } // namespace gate

@@ -26,8 +26,8 @@ public:
   // it again. Any other failure throws as commit() does.
   bool commit_unless_vanished();
 
-  // Temp files carry this marker so that a crash's leftovers can be found
-  // and cleaned ("<name>.gate-tmp-XXXXXX").
+  // Temp files carry this marker and their writer's pid so that a crash's
+  // leftovers can be found and cleaned ("<name>.gate-tmp-<pid>-XXXXXX").
   static constexpr std::string_view k_temp_marker = ".gate-tmp-";
 
 private:
@@ -45,15 +45,25 @@ private:
 // typo cannot turn a fault test into a silent pass. Unset: no effect.
 int injected_write_fault(); // the errno to fail with, 0 for none
 
+// Removes the temp files a killed writer left next to `target` (its own
+// naming, "<name>.gate-tmp-<pid>-…", regular files only): those whose writer
+// pid no longer runs, last written over a minute ago (the pid may belong to
+// another container sharing the directory, whose writer is still busy), and
+// any not written for a day. A running writer's file is left alone (its
+// mtime moves as it writes), unless it stalled for that day.
+void remove_stale_temp_files(const std::filesystem::path& target);
+
 // Convenience: the whole content at once; written again (up to 3 times in
 // all) when a concurrent prune removes the temp file before its rename.
-void write_file_atomically(const std::filesystem::path& target, std::string_view data);
+// Stale temp files of the target are removed once it is written, except
+// for cache entries, whose directories are large and cleaned by `gate cache
+// prune` instead (RELIABILITY 9).
+enum class StaleTemps { remove, keep };
+void write_file_atomically(const std::filesystem::path& target, std::string_view data,
+                           StaleTemps stale = StaleTemps::remove);
 
 // Creates a directory and its parents; a failure (a file in the way, a
 // read-only or full disk) throws Error(cannot_run) naming the path.
 void ensure_directory(const std::filesystem::path& dir);
-
-// Reads a whole file; throws Error(bad_input) naming the path when it cannot.
-std::string read_file(const std::filesystem::path& path);
 
 } // namespace gate

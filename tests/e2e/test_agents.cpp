@@ -140,6 +140,40 @@ TEST_CASE("rel-39: an agent that runs forever is killed with its group at the ti
   CHECK(entries(tmp.path() / "tmpdir") == 0);
 }
 
+TEST_CASE("rel-39: what an agent started outside its group (setsid, or a daemon) is gone when gate returns") {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "suite/fx");
+  spit(tmp.path() / "suite/fx/a.txt", "a");
+  // One agent times out with a setsid child; one exits at once, leaving a
+  // daemon whose parent is gone. Each child would write `late` a while later.
+  const std::string sid = tmp.path() / "sid.pid", daemon = tmp.path() / "daemon.pid";
+  const std::string cases =
+      R"({"id":"setsid","kind":"agent","input":"x","agent":{"command":["sh","-c","setsid sh -c 'echo $$ > \"$SID_PID\"; sleep 3; echo late > \"$SID_PID.late\"; exec sleep 1000' & sleep 1000"],"fixture":"fx","timeout":1},"checks":[{"type":"exit_code"}]})"
+      "\n"
+      R"({"id":"daemon","kind":"agent","input":"x","agent":{"command":["sh","-c","(setsid sh -c 'echo $$ > \"$DAEMON_PID\"; sleep 3; echo late > \"$DAEMON_PID.late\"; exec sleep 1000' &); sleep 0.5"],"fixture":"fx","timeout":10},"checks":[{"type":"exit_code"}]})"
+      "\n";
+  const fs::path cfg = make_suite(tmp.path(), cases);
+  Result r = run_gate({"run", "--config", cfg.string(), "--quiet"}, tmp.path(),
+                      {{"SID_PID", sid}, {"DAEMON_PID", daemon}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(run_of(read_json(tmp.path() / "out/report.json"), "setsid").at("agent_timed_out").as_bool());
+  for (const std::string& file : {sid, daemon}) {
+    CAPTURE(file);
+    std::ifstream in(file);
+    pid_t pid = 0;
+    in >> pid;
+    REQUIRE(pid > 0);
+    // Gone already: gate killed it before returning (a survivor would now be
+    // init's, and alive).
+    const bool gone = gate::test::process_stopped(pid);
+    CHECK(gone);
+    if (!gone) ::kill(pid, SIGKILL);
+  }
+  ::sleep(3);
+  CHECK_FALSE(fs::exists(sid + ".late"));
+  CHECK_FALSE(fs::exists(daemon + ".late"));
+}
+
 TEST_CASE(
     "rel-39: a fixture symlink pointing outside cannot be written through; the outside file is untouched") {
   TempDir tmp;
@@ -168,6 +202,34 @@ TEST_CASE(
   }
   CHECK(slurp(tmp.path() / "outside.txt") == "precious\n");
   CHECK(entries(tmp.path() / "tmpdir") == 0);
+}
+
+TEST_CASE(
+    "rel-39: a fixture link that escapes through another link is refused; the file outside is untouched") {
+  TempDir tmp;
+  const fs::path tmpdir = tmp.path() / "tmpdir";
+  fs::create_directories(tmp.path() / "suite/fx/sub/sub2");
+  fs::create_directories(tmpdir);
+  // The work copy is tmpdir/gate-agent-XXXXXX: answer.txt resolves to
+  // tmpdir/victim.txt, although its target's text stays inside.
+  spit(tmpdir / "victim.txt", "precious\n");
+  fs::create_symlink("..", tmp.path() / "suite/fx/sub/sub2/a");
+  fs::create_symlink("sub/sub2/a/../../victim.txt", tmp.path() / "suite/fx/answer.txt");
+  const std::string cases =
+      R"({"id":"chain","kind":"agent","input":"x","agent":{"command":["sh","-c","echo pwned > answer.txt"],"timeout":10,"fixture":"fx"},"checks":[{"type":"exit_code"}]})"
+      "\n";
+  const fs::path cfg = make_suite(tmp.path(), cases);
+  Result r =
+      run_gate({"run", "--config", cfg.string(), "--quiet"}, tmp.path(), {{"TMPDIR", tmpdir.string()}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto report = read_json(tmp.path() / "out/report.json");
+  const auto& run = run_of(report, "chain");
+  CHECK(run.at("error").as_string() == "agent");
+  CHECK(
+      run.at("error_message").as_string().find("answer.txt -> sub/sub2/a/../../victim.txt points outside") !=
+      std::string::npos);
+  CHECK(slurp(tmpdir / "victim.txt") == "precious\n");
+  CHECK(entries(tmpdir) == 1);
 }
 
 TEST_CASE(

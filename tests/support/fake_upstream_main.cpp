@@ -16,8 +16,8 @@
 #include <thread>
 #include <unistd.h>
 
-#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <tests/support/fake_upstream.hpp>
 
 namespace {

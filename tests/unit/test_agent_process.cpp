@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gate/agent/agent.hpp>
@@ -27,7 +29,6 @@ ProcessSpec spec_of(std::vector<std::string> argv, double timeout = 30) {
   s.timeout_s = timeout;
   return s;
 }
-
 
 } // namespace
 
@@ -97,6 +98,55 @@ TEST_CASE("what a command leaves running in its group ends with it") {
   in >> bg;
   REQUIRE(bg > 0);
   CHECK(gate::test::wait_until_stopped(bg));
+  fs::remove(pidfile);
+}
+
+pid_t read_pid(const fs::path& file) {
+  std::ifstream in(file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+TEST_CASE("rel-39: a child that left the group with setsid is killed at the timeout too") {
+  const fs::path pidfile = fs::temp_directory_path() / ("gate-sid-" + std::to_string(::getpid()) + ".pid");
+  fs::remove(pidfile);
+  // setsid(1) execs in place here (the background child leads no group).
+  ProcessSpec s = spec_of({"sh", "-c",
+                           "setsid sh -c 'echo $$ > \"$PIDFILE\"; trap \"\" TERM; exec sleep 1000' & "
+                           "trap '' TERM; sleep 1000"},
+                          1.0);
+  s.env.push_back("PIDFILE=" + pidfile.string());
+  s.kill_grace_s = 0.3;
+  ProcessResult r = run_process(s);
+  CHECK(r.timed_out);
+  const pid_t escaped = read_pid(pidfile);
+  REQUIRE(escaped > 0);
+  const bool stopped = gate::test::wait_until_stopped(escaped);
+  CHECK(stopped);
+  if (!stopped) ::kill(escaped, SIGKILL);
+  fs::remove(pidfile);
+}
+
+TEST_CASE("with gate a subreaper, a daemon whose parent is gone ends with the command and is reaped") {
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  const fs::path pidfile = fs::temp_directory_path() / ("gate-dmn-" + std::to_string(::getpid()) + ".pid");
+  fs::remove(pidfile);
+  // The subshell exits at once: the daemon is an orphan before anyone looks.
+  ProcessSpec s =
+      spec_of({"sh", "-c", "(setsid sh -c 'echo $$ > \"$PIDFILE\"; exec sleep 1000' &); sleep 0.3; exit 0"});
+  s.env.push_back("PIDFILE=" + pidfile.string());
+  ProcessResult r = run_process(s);
+  CHECK(r.exit_code == 0);
+  const pid_t daemon = read_pid(pidfile);
+  REQUIRE(daemon > 0);
+  // Gone, not a zombie left for gate (its parent now) to reap.
+  CHECK(::kill(daemon, 0) != 0);
+  if (::kill(daemon, 0) == 0) {
+    ::kill(daemon, SIGKILL);
+    ::waitpid(daemon, nullptr, 0);
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   fs::remove(pidfile);
 }
 

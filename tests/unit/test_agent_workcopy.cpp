@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gate/agent/workcopy.hpp>
@@ -31,6 +32,17 @@ std::string get(const fs::path& p) {
 
 std::size_t entries(const fs::path& dir) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+// make_work_copy refuses `fx` for a symlink that leads outside the copy.
+void check_refused_outside(const fs::path& fx, const fs::path& root) {
+  try {
+    make_work_copy(fx, root);
+    FAIL("no error");
+  } catch (const gate::Error& e) {
+    CHECK(e.code() == gate::Exit::cannot_run);
+    CHECK(std::string(e.what()).find("points outside the work copy") != std::string::npos);
+  }
 }
 
 } // namespace
@@ -77,16 +89,85 @@ TEST_CASE("rel-39: a fixture symlink that points outside is refused and no work 
     fs::remove_all(fx);
     put(fx / "sub/x.txt", "x");
     fs::create_symlink(target, fx / "answer.txt");
-    try {
-      make_work_copy(fx, s.path() / "work");
-      FAIL("no error for target " << target);
-    } catch (const gate::Error& e) {
-      CHECK(e.code() == gate::Exit::cannot_run);
-      CHECK(std::string(e.what()).find("points outside the work copy") != std::string::npos);
-    }
+    CAPTURE(target);
+    check_refused_outside(fx, s.path() / "work");
     CHECK(entries(s.path() / "work") == 0);
   }
   CHECK(get(s.path() / "outside.txt") == "precious");
+}
+
+TEST_CASE("rel-39: a link that leaves the copy through another link is refused; links that stay are kept") {
+  Scratch s;
+  put(s.path() / "victim.txt", "precious");
+  fs::create_directories(s.path() / "work");
+  struct Links {
+    std::vector<std::pair<std::string, std::string>> links; // path -> target
+    bool inside;
+  };
+  // sub/sub2/a -> ".." is sub itself, so "a/../.." climbs out of the copy
+  // although the text of the target never does.
+  const std::vector<Links> cases{
+      {{{"sub/sub2/a", ".."}, {"answer.txt", "sub/sub2/a/../../victim.txt"}}, false},
+      {{{"sub/sub2/a", ".."}, {"l1", "sub/sub2/a"}, {"l2", "l1/../../victim.txt"}}, false},
+      {{{"sub/sub2/a", ".."}, {"sub/up", "sub2/a/.."}}, false}, // the root itself
+      {{{"sub/sub2/a", ".."}, {"loop", "loop2"}, {"loop2", "loop"}}, false},
+      {{{"gone", "missing/../../victim.txt"}}, false},
+      {{{"sub/sub2/a", ".."}, {"ok.txt", "sub/sub2/a/x.txt"}, {"dangling", "missing/../x"}}, true},
+  };
+  for (const auto& c : cases) {
+    const fs::path fx = s.path() / "fx";
+    fs::remove_all(fx);
+    put(fx / "sub/x.txt", "x");
+    fs::create_directories(fx / "sub/sub2");
+    for (const auto& [path, target] : c.links)
+      fs::create_symlink(target, fx / path);
+    CAPTURE(c.links.back().second);
+    if (c.inside) {
+      const fs::path work = make_work_copy(fx, s.path() / "work");
+      CHECK(get(work / "ok.txt") == "x");
+      remove_work_copy(work);
+    } else {
+      check_refused_outside(fx, s.path() / "work");
+    }
+    CHECK(entries(s.path() / "work") == 0);
+  }
+  CHECK(get(s.path() / "victim.txt") == "precious");
+}
+
+TEST_CASE("a sparse fixture file is copied with its holes; a fixture over the cap is refused") {
+  Scratch s;
+  const fs::path fx = s.path() / "fx";
+  put(fx / "small.txt", "s");
+  {
+    // 64 MiB apparent, two bytes of data at either end.
+    std::ofstream out(fx / "sparse.bin", std::ios::binary);
+    out << "a";
+    out.seekp((64 << 20) - 1);
+    out << "z";
+  }
+  struct stat st {};
+  REQUIRE(::stat((fx / "sparse.bin").c_str(), &st) == 0);
+  const bool fs_makes_holes = st.st_blocks * 512 < (1 << 20);
+  fs::create_directories(s.path() / "work");
+  const fs::path work = make_work_copy(fx, s.path() / "work");
+  REQUIRE(::stat((work / "sparse.bin").c_str(), &st) == 0);
+  CHECK(st.st_size == (64 << 20));
+  if (fs_makes_holes)
+    CHECK(st.st_blocks * 512 < (1 << 20));
+  else
+    MESSAGE("skipped: the temp file system keeps no holes, so the copy's cannot be checked");
+  const Tree t = read_tree(work);
+  CHECK(t.at("sparse.bin").content.front() == 'a');
+  CHECK(t.at("sparse.bin").content.back() == 'z');
+  CHECK(t.at("sparse.bin").content[1 << 20] == '\0');
+  // Over the cap by apparent size: refused before copying, nothing left.
+  CHECK_THROWS_WITH_AS(read_tree(work, 32 << 20), doctest::Contains("holds more than 32 MiB of files"),
+                       gate::Error);
+  remove_work_copy(work);
+  ::truncate((fx / "sparse.bin").c_str(), static_cast<off_t>(k_max_tree_bytes) + 1);
+  CHECK_THROWS_WITH_AS(make_work_copy(fx, s.path() / "work"),
+                       doctest::Contains("holds more than 256 MiB of files (at sparse.bin)"), gate::Error);
+  CHECK(entries(s.path() / "work") == 0);
 }
 
 TEST_CASE("rel-39: gate's own writes never go through a symlink") {

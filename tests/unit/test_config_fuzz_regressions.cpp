@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include <gate/config/config.hpp>
-#include <gate/util/atomic_file.hpp>
+#include <gate/util/input.hpp>
 
 #include "test_config_support.hpp"
 

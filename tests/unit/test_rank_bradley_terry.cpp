@@ -8,7 +8,7 @@
 
 #include <gate/rank/bradley_terry.hpp>
 #include <gate/rank/rank.hpp>
-#include <gate/util/atomic_file.hpp>
+#include <gate/util/input.hpp>
 
 using namespace gate::rank;
 

@@ -9,6 +9,7 @@
 #include <gate/rank/rank.hpp>
 #include <gate/render/rank_output.hpp>
 #include <gate/util/atomic_file.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 
 using namespace gate;

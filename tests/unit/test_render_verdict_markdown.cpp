@@ -9,6 +9,7 @@
 #include <gate/render/escape.hpp>
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/util/atomic_file.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/text.hpp>
 
 using namespace gate;

@@ -11,6 +11,7 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 
 #include "test_suite_support.hpp"
 #include <gate/util/sha256.hpp>

@@ -9,6 +9,7 @@
 
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 
 namespace fs = std::filesystem;
 
