@@ -29,6 +29,9 @@ struct ModelConfig {
   std::optional<std::int64_t> max_tokens = 512;
   double timeout_s = 60.0; // whole call deadline
   int max_retries = 3;
+  // How long 429s are retried: for one call, and for the whole pool once no
+  // call has had an answer other than a 429 for this long (an outage).
+  double rate_limit_wait_s = 120.0;
   std::filesystem::path ca_file; // extra trust anchors (PEM) for https; empty = the system store only
   bool stream = false;           // SSE answers (time to first token); stored in the plain form
   // Budgets shared by every worker (net/limiter.hpp); nullopt = unlimited.

@@ -175,8 +175,10 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.max_tokens; }, {.nullable = true, .range = {1, 1e9}}));
   r.push_back(make("model.timeout", Kind::number, "deadline in seconds for one whole call",
       [](auto& c) -> auto& { return c.model.timeout_s; }, {.range = k_positive}));
-  r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure; a 429 is retried for up to 120 s instead",
+  r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure; a 429 is retried for up to model.rate_limit_wait_s instead",
       [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
+  r.push_back(make("model.rate_limit_wait_s", Kind::number, "seconds a call keeps retrying 429s; when no call of the run got past a 429 for this long, every call stops retrying them",
+      [](auto& c) -> auto& { return c.model.rate_limit_wait_s; }, {.range = {0, 3600, true}}));
   r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
       [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true}));
   r.push_back(make("model.stream", Kind::boolean, "ask for a streamed (SSE) answer; records time to first token",

@@ -1,6 +1,7 @@
 #include <gate/net/http_client.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <cstdlib>
@@ -91,7 +92,8 @@ public:
   HttpClient(const config::ModelConfig& m, std::string key, const HttpOptions& o)
       : provider_(m.provider), key_(std::move(key)), transport_(m.base_url, m.ca_file, o, "the API key"),
         timeout_s_(m.timeout_s > 0 ? m.timeout_s : 60.0), max_retries_(std::max(0, m.max_retries)),
-        limiter_(limiter_options(m), clock_) {}
+        rate_limit_budget_s_(std::min(o.rate_limit_budget_s, m.rate_limit_wait_s)),
+        last_unlimited_(Mono::now().time_since_epoch().count()), limiter_(limiter_options(m), clock_) {}
 
   void expect_workers(int workers) override { limiter_.set_max_concurrency(std::max(1, workers)); }
 
@@ -105,13 +107,13 @@ public:
     double waited_ms = 0;
     int retries = 0;      // against model.max_retries: every failure but a 429
     int rate_limited = 0; // 429s retried, on their own time budget
-    const auto rate_limit_end = detail::after(options.rate_limit_budget_s);
+    const auto rate_limit_end = detail::after(rate_limit_budget_s_);
     for (int attempt = 0;; ++attempt) {
       attempts = attempt + 1;
       // The limiter may hold a call for a while in a storm; the attempt's
       // own deadline starts once it is let through.
       auto budget_deadline = detail::after((max_retries_ + 1) * (timeout_s_ + options.backoff_cap_s) +
-                                           options.rate_limit_budget_s + limiter_wait_cap_s);
+                                           rate_limit_budget_s_ + limiter_wait_cap_s);
       Acquired permit = limiter_.acquire(estimate, nullptr, budget_deadline);
       waited_ms += permit.waited_s * 1000.0;
       if (permit.result != WaitResult::ready) {
@@ -134,6 +136,7 @@ public:
       else if (response.status / 100 == 2)
         used = estimate;
       limiter_.on_response(permit.permit, response.status, out.asked, used);
+      if (response.status != 429) last_unlimited_ = Mono::now().time_since_epoch().count();
 
       if (!out.retry) return finish_call(std::move(response), log);
       // Waiting longer than the cap would stall a worker; the response
@@ -146,7 +149,7 @@ public:
         // bound: "0" from every server under load would bring every worker
         // back at once, so the backoff still grows.
         delay = std::max(out.asked.value_or(0.0), backoff_delay_s(options, rate_limited, jitter()));
-        if (detail::after(delay) > rate_limit_end) return finish_call(std::move(response), log);
+        if (detail::after(delay) > rate_limit_end || pool_rate_limited()) return finish_call(std::move(response), log);
         ++rate_limited;
       } else {
         if (retries >= max_retries_) return finish_call(std::move(response), log);
@@ -163,6 +166,12 @@ private:
   // The longest the shared limiter may hold one call, beyond the time its
   // attempts themselves may take.
   static constexpr double limiter_wait_cap_s = 600.0;
+
+  // No attempt of any worker got past a 429 for the whole budget.
+  bool pool_rate_limited() const {
+    const Mono::duration since = Mono::now().time_since_epoch() - Mono::duration(last_unlimited_.load());
+    return std::chrono::duration<double>(since).count() > rate_limit_budget_s_;
+  }
 
   struct Outcome {
     model::ApiResponse response; // a streamed answer assembled into the plain form
@@ -227,6 +236,8 @@ private:
   detail::Transport transport_;
   double timeout_s_;
   int max_retries_;
+  double rate_limit_budget_s_;
+  std::atomic<Mono::rep> last_unlimited_; // when an attempt last got an answer other than a 429
   SteadyClock clock_;
   Limiter limiter_;
 };

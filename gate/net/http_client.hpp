@@ -20,7 +20,10 @@ struct HttpOptions {
   double backoff_base_s = 0.5;       // first retry waits about this long
   double backoff_cap_s = 8.0;        // no wait is longer; a server asking for more fails fast
   // How long one call may keep retrying 429s (rate limits, not a spent
-  // quota), which do not count against model.max_retries.
+  // quota), which do not count against model.max_retries; the smaller of
+  // this and model.rate_limit_wait_s holds. Once no attempt of any worker
+  // got an answer other than a 429 for that long, no call retries a 429:
+  // an outage ends the run in minutes, not hours.
   double rate_limit_budget_s = 120.0;
   double connect_timeout_s = 10.0;   // resolve + TCP connect (+ proxy CONNECT)
   double handshake_timeout_s = 10.0; // TLS handshake

@@ -4,6 +4,7 @@
 #include <doctest.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 
 #include "harness.hpp"
@@ -19,13 +20,14 @@ fs::path baseline() { return source_dir() / "baselines" / "demo.json"; }
 // The demo, pointed at `upstream` and recording, with the retry policy and
 // timeout given (the demo's gate.yaml has neither line).
 fs::path demo_against(const fs::path& dir, const gate::testing::FakeUpstream& upstream, int retries,
-                      int timeout_s = 30) {
+                      int timeout_s = 30, int rate_limit_wait_s = 120) {
   fs::path config = copy_demo(dir);
   fs::remove_all(dir / "demo" / "cache");
   set_yaml(config, "base_url", upstream.base_url());
   set_yaml(config, "mode", "record");
   set_yaml(config, "max_tokens",
-           "256\n  max_retries: " + std::to_string(retries) + "\n  timeout: " + std::to_string(timeout_s));
+           "256\n  max_retries: " + std::to_string(retries) + "\n  timeout: " + std::to_string(timeout_s) +
+               "\n  rate_limit_wait_s: " + std::to_string(rate_limit_wait_s));
   return config;
 }
 
@@ -98,6 +100,30 @@ TEST_CASE("a spent quota (429 insufficient_quota) is not retried and stops the r
   CHECK(r.err.find("add credit or raise its spend limit") != std::string::npos);
   // Each worker's first call, at most: no retries, no further tasks.
   CHECK(upstream.requests() <= 8);
+}
+
+TEST_CASE("every call a 429 (an outage, not a quota): the pool stops retrying after its budget, exit 3") {
+  gate::testing::Fault f;
+  f.status = 429;
+  f.times = 1000000;
+  f.headers = {{"retry-after", "0"}};
+  gate::testing::Script limited;
+  limited.faults.push_back(f);
+  gate::testing::FakeUpstream upstream(limited);
+  upstream.start();
+  TempDir tmp;
+  fs::path config = demo_against(tmp.path(), upstream, 3, 30, 2);
+  const auto start = std::chrono::steady_clock::now();
+  Result r = check_demo(tmp.path(), config);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("passed") == std::string::npos);
+  CHECK(r.err.find("could not measure: 132 of 132 runs errored (rate_limit 132)") != std::string::npos);
+  // Each call retries 429s for at most 2 s, and once no call got past one
+  // for 2 s none retries: the outage ends the run in seconds, not in
+  // 132 × 2 s.
+  CHECK(took < 60);
 }
 
 TEST_CASE("an upstream that never answers: every run times out, exit 3") {
