@@ -81,7 +81,10 @@ results::Route route_of_record(const RouteFields& f) {
   if (f.top_p) r["top_p"] = *f.top_p;
   if (f.seed) r["seed"] = redact(*f.seed);
   if (f.concurrency) r["concurrency"] = *f.concurrency;
-  r["retries"] = std::to_string(f.retries);
+  // Beside the other fields always; alone only when there were some, so a
+  // log that records no route field has no route, and its route hygiene
+  // reads n/a instead of "one route".
+  if (!r.empty() || f.retries > 0) r["retries"] = std::to_string(f.retries);
   return r;
 }
 

@@ -32,6 +32,7 @@ boost::json::value config_json(const config::Config& c) {
       {"max_tokens", optional_int(c.model.max_tokens)},
       {"timeout", c.model.timeout_s},
       {"max_retries", c.model.max_retries},
+      {"rate_limit_wait_s", c.model.rate_limit_wait_s},
       {"stream", c.model.stream},
       {"requests_per_minute", optional_number(c.model.requests_per_minute)},
       {"tokens_per_minute", optional_number(c.model.tokens_per_minute)},
