@@ -54,6 +54,7 @@ fetch() {
     set_output source build
     return 0
   fi
+  command -v curl >/dev/null || fail "the release download needs curl (apt-get install curl in a container job)"
   mkdir -p "$dest"
   rm -f "$dest/$asset" "$dest/$asset.sha256"
   code=$(curl -sSL --retry 2 -o "$dest/$asset" -w '%{http_code}' "$base/$ref/$asset") ||
