@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The steps of the gate GitHub Action (action.yml), one per subcommand, so
 # that they can run (and be tested) outside GitHub with a fake environment:
-#   run.sh deps | cache-key | build | check | comment | enforce
+#   run.sh fetch | deps | cache-key | build | check | comment | enforce
 # Inputs arrive as INPUT_* environment variables (action.yml maps them; they
 # are never pasted into a script, so no input can inject shell). Outputs go
 # to $GITHUB_OUTPUT, the summary to $GITHUB_STEP_SUMMARY.
@@ -34,6 +34,53 @@ set_output() {
 # is computed here.
 top_field() { sed -n "s/^\"$2\":\([^,]*\),\{0,1\}\$/\1/p" "$1" | head -n1; }
 metric_field() { sed -n "s/^{\"key\":\"$2\",.*\"$3\":\([^,}]*\).*/\1/p" "$1" | head -n1; }
+
+# The release binary of the action's own ref (GATE_RELEASE_REF, from
+# github.action_ref): gate-linux-<arch> and its .sha256 from that tag's
+# release (GATE_RELEASE_BASE/<tag>/, default the action repository's
+# releases/download). Outputs source=release and gate=<path> once the sha256
+# matches; source=build when the ref is no version tag or its release has no
+# binary (HTTP 404), and only then do the build steps run. A binary whose
+# checksum is missing or wrong fails the step: an unverified binary is never
+# run, and a tampered download is no reason to build silently instead.
+fetch() {
+  local ref=${GATE_RELEASE_REF:-${GITHUB_ACTION_REF:-}}
+  local base=${GATE_RELEASE_BASE:-${GITHUB_SERVER_URL:-}/${GATE_RELEASE_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-}}/releases/download}
+  local asset dest code want got
+  asset="gate-linux-$(uname -m)"
+  dest=${RUNNER_TEMP:-$root}/gate-release
+  if [[ ! $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    echo "gate action: ref '$ref' is no release tag (vX.Y.Z): building gate from source"
+    set_output source build
+    return 0
+  fi
+  command -v curl >/dev/null || fail "the release download needs curl (apt-get install curl in a container job)"
+  mkdir -p "$dest"
+  rm -f "$dest/$asset" "$dest/$asset.sha256"
+  code=$(curl -sSL --retry 2 -o "$dest/$asset" -w '%{http_code}' "$base/$ref/$asset") ||
+    fail "cannot download $base/$ref/$asset"
+  if [ "$code" = 404 ]; then
+    rm -f "$dest/$asset"
+    echo "gate action: release $ref has no $asset: building gate from source"
+    set_output source build
+    return 0
+  fi
+  [ "$code" = 200 ] || fail "downloading $base/$ref/$asset: HTTP $code"
+  code=$(curl -sSL --retry 2 -o "$dest/$asset.sha256" -w '%{http_code}' "$base/$ref/$asset.sha256") ||
+    fail "cannot download $base/$ref/$asset.sha256"
+  [ "$code" = 200 ] || { rm -f "$dest/$asset"; fail "release $ref has no $asset.sha256 (HTTP $code): refusing an unverified binary"; }
+  want=$(awk 'NR == 1 { print $1 }' "$dest/$asset.sha256")
+  [[ $want =~ ^[0-9a-f]{64}$ ]] || { rm -f "$dest/$asset"; fail "$asset.sha256 of release $ref holds no sha256: refusing the binary"; }
+  got=$(sha256sum "$dest/$asset" | cut -d' ' -f1)
+  if [ "$want" != "$got" ]; then
+    rm -f "$dest/$asset"
+    fail "sha256 mismatch for $asset of release $ref: $asset.sha256 says $want, the download is $got; refusing it"
+  fi
+  chmod +x "$dest/$asset"
+  echo "gate action: $("$dest/$asset" --version) from release $ref, sha256 $got verified"
+  set_output source release
+  set_output gate "$dest/$asset"
+}
 
 deps() {
   if [ "$(id -u)" -eq 0 ]; then
@@ -179,11 +226,12 @@ enforce() {
 }
 
 case ${1:-} in
+  fetch) fetch ;;
   deps) deps ;;
   cache-key) cache_key ;;
   build) build ;;
   check) check ;;
   comment) comment ;;
   enforce) enforce ;;
-  *) echo "usage: run.sh deps|cache-key|build|check|comment|enforce" >&2; exit 2 ;;
+  *) echo "usage: run.sh fetch|deps|cache-key|build|check|comment|enforce" >&2; exit 2 ;;
 esac

@@ -19,7 +19,7 @@ namespace gate::cli {
 namespace {
 
 int cmd_version(const Args&) {
-  std::cout << "gate " << k_version << "\n";
+  std::cout << "gate " << k_version << " (commit " << k_commit << ")\n";
   return 0;
 }
 

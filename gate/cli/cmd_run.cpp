@@ -189,7 +189,14 @@ RunResult run_from_options(const po::variables_map& vm) {
 
   std::optional<cache::Store> store;
   if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
-  std::once_flag client_once;
+  // A mutex, not std::call_once: make_http_client throws (no key, bad URL),
+  // and an exception thrown through call_once unwinds through glibc's
+  // pthread_once, whose unwinding glibc hands to a dlopen'ed libgcc_s; the
+  // portable binary's static libgcc unwinder then aborts (README, "The
+  // portable binary"). A throw leaves client_made false, so the next call
+  // tries again, as call_once would.
+  std::mutex client_mutex;
+  bool client_made = false;
   std::unique_ptr<model::ModelClient> client;
   run::Inputs in;
   in.suite = &s;
@@ -197,7 +204,11 @@ RunResult run_from_options(const po::variables_map& vm) {
   in.config = &cfg;
   in.store = store ? &*store : nullptr;
   in.client = [&]() -> model::ModelClient& {
-    std::call_once(client_once, [&] { client = net::make_http_client(cfg.model); });
+    std::lock_guard lock(client_mutex);
+    if (!client_made) {
+      client = net::make_http_client(cfg.model);
+      client_made = true;
+    }
     if (!client) throw Error(Exit::cannot_run, "the model client could not be made");
     return *client;
   };

@@ -8,7 +8,12 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <sys/utsname.h>
 #include <sys/wait.h>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -116,6 +121,61 @@ std::vector<std::string> lines(const std::string& text) {
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const std::string k_baseline = (source_dir() / "baselines" / "demo.json").string();
+
+// The fetch tests need node (the fake release server) and curl (run.sh).
+bool have_node() { return std::system("command -v node >/dev/null 2>&1 && command -v curl >/dev/null 2>&1") == 0; }
+
+// tests/support/release_server.cjs serving `dir` (tag/asset files) on
+// 127.0.0.1, stopped when this goes out of scope.
+struct ReleaseServer {
+  int pid = -1;
+  std::string base; // http://127.0.0.1:<port>
+  explicit ReleaseServer(const fs::path& dir) {
+    const fs::path listen = dir.parent_path() / "release_server.out";
+    const std::string command = "node " + quoted((source_dir() / "tests" / "support" / "release_server.cjs").string()) +
+                                " " + quoted(dir.string()) + " 120 >" + quoted(listen.string()) + " 2>&1 & echo $!";
+    FILE* p = ::popen(command.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[32] = {};
+    if (std::fgets(buf, sizeof buf, p) != nullptr) pid = std::atoi(buf);
+    ::pclose(p);
+    REQUIRE(pid > 0);
+    for (int i = 0; i < 100 && base.empty(); ++i) {
+      std::smatch m;
+      const std::string text = fs::exists(listen) ? slurp(listen) : "";
+      if (std::regex_search(text, m, std::regex("listening on (http://127\\.0\\.0\\.1:[0-9]+)")))
+        base = m[1];
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE_MESSAGE(!base.empty(), "the fake release server did not start");
+  }
+  ~ReleaseServer() {
+    if (pid > 0) ::kill(pid, SIGTERM);
+  }
+};
+
+// A release v9.8.7 whose gate-linux-<arch> is the gate under test, with a
+// .sha256 that holds `sha` ("" = the right one).
+fs::path make_release(const fs::path& root, const std::string& sha) {
+  fs::path tag = root / "releases" / "v9.8.7";
+  fs::create_directories(tag);
+  struct utsname u {};
+  ::uname(&u);
+  const std::string asset = std::string("gate-linux-") + u.machine;
+  fs::copy_file(GATE_BINARY, tag / asset);
+  std::string sum = sha;
+  if (sum.empty()) {
+    FILE* p = ::popen(("sha256sum " + quoted((tag / asset).string())).c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[65] = {};
+    REQUIRE(std::fread(buf, 1, 64, p) == 64);
+    ::pclose(p);
+    sum = buf;
+  }
+  spit(tag / (asset + ".sha256"), sum + "  " + asset + "\n");
+  return tag / asset;
+}
 
 } // namespace
 
@@ -250,6 +310,76 @@ TEST_CASE("action.yml: every input referenced is declared, every output is set b
   for (const char* out :
        {"verdict", "success-rate", "delta-pp", "consistency-gap", "regressed", "report-path"})
     CHECK(has(action, std::string("\n  ") + out + ":\n"));
+}
+
+TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" * doctest::skip(!have_node())) {
+  TempDir tmp;
+  const fs::path asset = make_release(tmp.path(), "");
+  ReleaseServer server(tmp.path() / "releases");
+  const std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
+                                               {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
+  Step s = run_step(tmp.path(), "fetch", env);
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(s.outputs["source"] == "release");
+  const fs::path got = s.outputs["gate"];
+  CHECK(got == tmp.path() / "runner" / "gate-release" / asset.filename());
+  CHECK(slurp(got) == slurp(asset));
+  CHECK(has(s.out, "from release v9.8.7, sha256"));
+  CHECK(has(s.out, "verified"));
+  // The check step runs the downloaded binary (GATE_BIN, as action.yml passes it).
+  copy_demo(tmp.path());
+  Step c = run_step(tmp.path(), "check",
+                    {{"GATE_BIN", got.string()}, {"INPUT_CONFIG", "demo/gate.yaml"}, {"INPUT_BASELINE", k_baseline},
+                     {"INPUT_MODE", "replay-only"}});
+  INFO(c.out << c.err);
+  CHECK(c.exit_code == 0);
+  CHECK(c.outputs["verdict"] == "pass");
+}
+
+TEST_CASE("fetch: a wrong or missing checksum is refused and says so" * doctest::skip(!have_node())) {
+  TempDir tmp;
+  const fs::path asset = make_release(tmp.path(), std::string(64, '0'));
+  ReleaseServer server(tmp.path() / "releases");
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
+                                         {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
+  Step s = run_step(tmp.path(), "fetch", env);
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 2);
+  CHECK(has(s.err, "::error::gate action: sha256 mismatch for " + asset.filename().string() + " of release v9.8.7"));
+  CHECK(has(s.err, std::string(64, '0')));
+  CHECK(has(s.err, "refusing it"));
+  CHECK(s.outputs.count("gate") == 0);
+  CHECK(s.outputs.count("source") == 0);
+  CHECK_FALSE(fs::exists(tmp.path() / "runner" / "gate-release" / asset.filename()));
+
+  fs::remove(asset.string() + ".sha256");
+  s = run_step(tmp.path(), "fetch", env);
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 2);
+  CHECK(has(s.err, "release v9.8.7 has no " + asset.filename().string() + ".sha256 (HTTP 404): refusing an unverified binary"));
+  CHECK(s.outputs.count("gate") == 0);
+}
+
+TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to the build" *
+          doctest::skip(!have_node())) {
+  TempDir tmp;
+  make_release(tmp.path(), "");
+  ReleaseServer server(tmp.path() / "releases");
+  Step s = run_step(tmp.path(), "fetch", {{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v0.0.1"},
+                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}});
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(s.outputs["source"] == "build");
+  CHECK(s.outputs.count("gate") == 0);
+  CHECK(has(s.out, "release v0.0.1 has no gate-linux-"));
+  for (const char* ref : {"", "main", "v1"}) {
+    Step b = run_step(tmp.path(), "fetch", {{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", ref}});
+    INFO(ref << ": " << b.out << b.err);
+    CHECK(b.exit_code == 0);
+    CHECK(b.outputs["source"] == "build");
+    CHECK(has(b.out, "is no release tag"));
+  }
 }
 
 TEST_CASE("actionlint and the action/workflow schema check pass on every workflow and action.yml") {

@@ -1,0 +1,45 @@
+# Writes OUT, gate(1), from the binary's own help (GATE: the built gate), so
+# the man page can never drift from `gate --help` and `gate <command> --help`.
+# Run after every link of gate (a POST_BUILD step in CMakeLists.txt).
+cmake_policy(VERSION 3.20)
+function(roff_verbatim text out_var)
+  # roff escapes: backslashes, and control characters at a line's start.
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out_var} ".nf\n${text}\n.fi\n" PARENT_SCOPE)
+endfunction()
+
+execute_process(COMMAND "${GATE}" --help OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${GATE} --help exited ${rc}")
+endif()
+execute_process(COMMAND "${GATE}" --version OUTPUT_VARIABLE version_line OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REGEX MATCH "^gate ([^ ]+)" _ "${version_line}")
+set(num "${CMAKE_MATCH_1}")
+
+roff_verbatim("${top}" top_roff)
+string(CONCAT page ".\\\" Generated from `gate --help` by cmake/manpage.cmake; do not edit.\n"
+         ".TH GATE 1 \"\" \"gate ${num}\" \"User Commands\"\n"
+         ".SH NAME\ngate \\- a regression gate for LLM and agent evaluations\n"
+         ".SH SYNOPSIS\n.B gate\n.I command\n[\\fIoptions\\fR]\n"
+         ".SH DESCRIPTION\n${top_roff}.SH COMMANDS\n")
+# The command table of `gate --help`: two spaces, the name, its summary.
+string(REGEX MATCHALL "\n  [a-z]+ " names "${top}")
+foreach(n IN LISTS names)
+  string(STRIP "${n}" n)
+  if(n STREQUAL "help" OR n STREQUAL "version")
+    continue()
+  endif()
+  execute_process(COMMAND "${GATE}" ${n} --help OUTPUT_VARIABLE sub RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${GATE} ${n} --help exited ${rc}")
+  endif()
+  roff_verbatim("${sub}" sub_roff)
+  string(APPEND page ".SS gate ${n}\n${sub_roff}")
+endforeach()
+string(APPEND page ".SH ENVIRONMENT\n.TP\n.B SSL_CERT_FILE\\fR, \\fBSSL_CERT_DIR\n"
+       "The TLS trust store instead of the system's (/etc/ssl/certs through OpenSSL's /usr/lib/ssl).\n"
+       ".SH SEE ALSO\nThe documentation in /usr/share/doc/gate (README.md, docs/).\n")
+file(WRITE "${OUT}.tmp" "${page}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
+file(REMOVE "${OUT}.tmp")
