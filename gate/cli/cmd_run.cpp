@@ -23,6 +23,7 @@
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 #include <gate/util/time.hpp>
 
 namespace gate::cli {
@@ -90,13 +91,13 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
   for (const auto& m : outcome.misses) {
     if (++shown > 20) {
       std::cerr << "  … and " << outcome.misses.size() - 20 << " more (see "
-                << (cfg.outputs.dir / "cache-misses.txt").string() << ")\n";
+                << terminal_safe((cfg.outputs.dir / "cache-misses.txt").string()) << ")\n";
       break;
     }
-    std::cerr << "  missing: task " << redact(m.task_id) << " run " << m.run << "\n";
+    std::cerr << "  missing: task " << terminal_safe(m.task_id) << " run " << m.run << "\n";
   }
-  std::cerr << "To record them, run with a key: " << cfg.model.api_key_env << "=… gate run --config "
-            << config_file.string() << " --mode replay\n";
+  std::cerr << "To record them, run with a key: " << terminal_safe(cfg.model.api_key_env)
+            << "=… gate run --config " << terminal_safe(config_file.string()) << " --mode replay\n";
   return static_cast<int>(Exit::cache_miss);
 }
 
@@ -129,7 +130,7 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
     before = report::read(json_path, summary);
   } catch (const std::exception& e) {
     std::cerr << "gate: warning: the earlier report is unreadable; not counting resumed runs: "
-              << redact(e.what()) << "\n";
+              << terminal_safe(e.what()) << "\n";
     return std::nullopt;
   }
   if (before.complete || before.suite.name != now.suite.name || before.suite.version != now.suite.version ||
@@ -212,9 +213,9 @@ RunResult run_from_options(const po::variables_map& vm) {
     outcome = run::execute(in, progress.callbacks());
   }
   for (const auto& w : outcome.warnings)
-    std::cerr << "gate: warning: " << redact(w) << "\n";
+    std::cerr << "gate: warning: " << terminal_safe(w) << "\n";
   for (const auto& k : outcome.kept_workdirs)
-    std::cerr << "gate: kept work copy of " << redact(k) << "\n";
+    std::cerr << "gate: kept work copy of " << terminal_safe(k) << "\n";
   if (!outcome.misses.empty() && outcome.fatal.empty()) {
     result.code = report_misses(outcome, cfg, config_file);
     return result;
@@ -281,23 +282,22 @@ RunResult run_from_options(const po::variables_map& vm) {
   if (std::int64_t absorbed = report::absorbed_rate_limits(r); absorbed > 0)
     summary += "; " + std::to_string(absorbed) + " rate-limit answers (429) absorbed by retries";
   if (r.resumed) {
-    // The time comes from a file on disk: no control byte reaches the terminal.
-    std::string when = r.resumed->from_started_at.substr(0, 64);
-    for (char& c : when)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    // The time comes from a file on disk; the summary is printed through
+    // terminal_safe below like the rest.
+    const std::string when = r.resumed->from_started_at.substr(0, 64);
     summary += "; " + std::to_string(r.resumed->runs) + " resumed from the interrupted run of " + when;
   }
-  std::cout << redact(summary) << "\nreport: " << json_path.string() << "\n";
+  std::cout << terminal_safe(summary) << "\nreport: " << terminal_safe(json_path.string()) << "\n";
 
   if (!fatal.empty()) {
-    std::cerr << "gate: error: " << redact(fatal) << " (partial report marked incomplete)\n";
+    std::cerr << "gate: error: " << terminal_safe(fatal) << " (partial report marked incomplete)\n";
     result.code = static_cast<int>(fatal_code);
   } else if (int code = stop_exit_code(); code != 0) {
     std::cerr << "gate: interrupted; partial report marked incomplete. Rerun to resume from the cache.\n";
     result.code = code;
   } else if (measured.runs > 0 && !report::can_judge(measured, cfg.thresholds.max_errored_runs_pct)) {
     // (An empty shard of a small suite ran nothing and is not an error.)
-    std::cerr << "gate: error: could not measure: " << redact(report::errors_text(measured))
+    std::cerr << "gate: error: could not measure: " << terminal_safe(report::errors_text(measured))
               << ", above thresholds.max_errored_runs_pct " << cfg.thresholds.max_errored_runs_pct
               << "%; errored runs are neither passes nor failures, so nothing is judged\n";
     result.code = static_cast<int>(Exit::cannot_run);
