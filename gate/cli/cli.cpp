@@ -34,7 +34,8 @@ void usage(std::ostream& out) {
     out << "  " << name << c.summary << "\n";
   }
   out << "\n`gate <command> --help` shows a command's options.\n"
-      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage, 3 could not run,\n"
+      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage (also: a replayed cache\n"
+      << "            entry that differs from --trusted-cache), 3 could not run,\n"
       << "            4 replay-only cache miss, 130/143 interrupted\n";
 }
 

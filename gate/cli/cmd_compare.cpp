@@ -107,6 +107,9 @@ int cmd_check(const Args& args) {
   if (run.code != 0) return run.code; // an incomplete run is never judged
   const fs::path c_file = config::output_path(run.config.outputs, run.config.outputs.json);
   compare::Verdict v = compare_files(base, *run.report, compare_options(vm, &run.config), b_file, c_file);
+  // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
+  // which answers came from the branch itself.
+  if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
   return emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
 }
 

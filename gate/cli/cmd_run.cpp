@@ -44,7 +44,10 @@ void add_run_options(po::options_description& d) {
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output")(
       "keep-workdirs",
-      "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where");
+      "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where")(
+      "trusted-cache", po::value<std::string>(),
+      "the cache as the base branch has it: a replayed entry that differs from its copy there is exit 2; "
+      "one it lacks is listed as recorded outside CI");
 }
 
 namespace {
@@ -158,6 +161,38 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
   return resumed;
 }
 
+// "task "a" runs 0, 2; task "b" run 1": the runs of `list` (sorted) by task.
+std::string runs_by_task(const std::vector<run::Miss>& list) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size();) {
+    std::size_t j = i;
+    std::string runs;
+    for (; j < list.size() && list[j].task_id == list[i].task_id; ++j)
+      if (j == i || list[j].run != list[j - 1].run)
+        runs += (runs.empty() ? "" : ", ") + std::to_string(list[j].run);
+    out += (out.empty() ? "" : "; ") + std::string("task \"") + list[i].task_id + "\" run" +
+           (runs.find(',') == std::string::npos ? " " : "s ") + runs;
+    i = j;
+  }
+  return out;
+}
+
+// Entries the branch rewrote are not evidence: the gate stops before any
+// report is written, naming each entry, its task and its run.
+[[noreturn]] void refuse_tampered(const std::vector<run::Miss>& tampered, const cache::Store& store,
+                                  const cache::Store& trusted) {
+  constexpr std::size_t k_named = 10;
+  std::string message = std::to_string(tampered.size()) + " replayed cache entr" +
+                        (tampered.size() == 1 ? "y differs" : "ies differ") + " from the trusted cache " +
+                        trusted.root().string() + ": ";
+  for (std::size_t i = 0; i < tampered.size() && i < k_named; ++i)
+    message += (i == 0 ? "" : "; ") + store.path_for(tampered[i].key).string() + " (task \"" +
+               tampered[i].task_id + "\" run " + std::to_string(tampered[i].run) + ")";
+  if (tampered.size() > k_named) message += "; … and " + std::to_string(tampered.size() - k_named) + " more";
+  throw Error(Exit::bad_input, message + ". An answer edited on the branch is not evidence: restore these "
+                                         "entries from the base branch, or record them again in CI");
+}
+
 } // namespace
 
 RunResult run_from_options(const po::variables_map& vm) {
@@ -197,6 +232,15 @@ RunResult run_from_options(const po::variables_map& vm) {
   in.cases = cases;
   in.config = &cfg;
   in.store = store ? &*store : nullptr;
+  std::optional<cache::Store> trusted;
+  if (vm.count("trusted-cache")) {
+    const fs::path dir = vm["trusted-cache"].as<std::string>();
+    if (!fs::is_directory(dir))
+      throw Error(Exit::bad_input, "--trusted-cache: expected a cache directory, " + dir.string() + " is " +
+                                       (fs::exists(dir) ? "not a directory" : "missing"));
+    trusted.emplace(dir);
+    in.trusted = &*trusted;
+  }
   in.client = [&]() -> model::ModelClient& {
     std::call_once(client_once, [&] { client = net::make_http_client(cfg.model); });
     if (!client) throw Error(Exit::cannot_run, "the model client could not be made");
@@ -216,9 +260,19 @@ RunResult run_from_options(const po::variables_map& vm) {
     std::cerr << "gate: warning: " << terminal_safe(w) << "\n";
   for (const auto& k : outcome.kept_workdirs)
     std::cerr << "gate: kept work copy of " << terminal_safe(k) << "\n";
+  // Before the misses: a rewritten answer is the graver finding.
+  if (!outcome.tampered.empty()) refuse_tampered(outcome.tampered, *store, *trusted);
   if (!outcome.misses.empty() && outcome.fatal.empty()) {
     result.code = report_misses(outcome, cfg, config_file);
     return result;
+  }
+  if (!outcome.untrusted.empty()) {
+    result.recorded_outside_ci = std::to_string(outcome.untrusted.size()) + " replayed answer" +
+                                 (outcome.untrusted.size() == 1 ? " was" : "s were") +
+                                 " recorded outside CI (not in the trusted cache " +
+                                 trusted->root().string() +
+                                 ", so the branch supplied them): " + runs_by_task(outcome.untrusted);
+    std::cerr << "gate: warning: " << terminal_safe(result.recorded_outside_ci) << "\n";
   }
 
   const std::string fatal = outcome.fatal;
