@@ -113,6 +113,42 @@ words() {
   set +f
 }
 
+# The cache as the pull request's base branch has it, for `gate check
+# --trusted-cache` (docs/ci.md "A committed cache"): a PR can rewrite a
+# committed entry and recompute its checksum, but not the base branch's
+# copy. INPUT_TRUSTED_CACHE is "base" (the default), "off" or a directory.
+# Prints the directory, or nothing when there is none to compare with (not a
+# pull request, the cache not committed on the base branch, no fetch).
+trusted_cache() {
+  local want=${INPUT_TRUSTED_CACHE:-base} config=$1
+  case $want in
+    off) return 0 ;;
+    base) ;;
+    *)
+      [ -d "$want" ] || fail "trusted-cache: expected base, off or a directory, got \"$want\""
+      printf '%s\n' "$want"
+      return 0
+      ;;
+  esac
+  local base=${GITHUB_BASE_REF:-} dir top rel tmp
+  [ -n "$base" ] || return 0
+  # `gate config show` resolves cache.dir against the config's directory.
+  dir=$("$gate" config show --config "$config" | sed -n 's/^cache\.dir: \(.*[^ ]\) *# .*/\1/p' | head -n1)
+  dir=${dir#\"}
+  dir=${dir%\"}
+  [ -n "$dir" ] && [ -d "$dir" ] || return 0
+  top=$(git -C "$dir" rev-parse --show-toplevel 2>/dev/null) || return 0
+  rel=$(realpath --relative-to="$top" "$dir")
+  if ! git -C "$top" fetch --quiet --depth=1 origin "refs/heads/$base" 2>/dev/null ||
+    ! git -C "$top" cat-file -e "FETCH_HEAD:$rel" 2>/dev/null; then
+    echo "gate action: no committed cache on $base to trust; replayed entries are not compared" >&2
+    return 0
+  fi
+  tmp=$(mktemp -d "${RUNNER_TEMP:-/tmp}/gate-trusted-cache.XXXXXX")
+  git -C "$top" archive --format=tar FETCH_HEAD -- "$rel" | tar -x -C "$tmp"
+  printf '%s\n' "$tmp/$rel"
+}
+
 check() {
   [ -x "$gate" ] || fail "no gate binary at $gate (did the build step run?)"
   mkdir -p "$out_dir"
@@ -157,8 +193,11 @@ check() {
     "$gate" run --config "$config" --shard "$shard" --out "$out_dir" ${INPUT_MODE:+--mode "$INPUT_MODE"} \
       "${extra[@]}" || code=$?
   else
+    local trusted
+    trusted=$(trusted_cache "$config")
     "$gate" check --config "$config" --out "$out_dir" ${baseline:+--baseline "$baseline"} \
-      ${INPUT_MODE:+--mode "$INPUT_MODE"} "${verdict_files[@]}" "${args[@]}" "${extra[@]}" || code=$?
+      ${INPUT_MODE:+--mode "$INPUT_MODE"} ${trusted:+--trusted-cache "$trusted"} "${verdict_files[@]}" \
+      "${args[@]}" "${extra[@]}" || code=$?
   fi
 
   local verdict

@@ -349,6 +349,7 @@ Lookup get_by_path(const fs::path& root, const std::string& key) {
     return out;
   }
   out.entry = std::move(r.entry);
+  out.bytes = std::move(bytes);
   return out;
 }
 
@@ -406,6 +407,7 @@ Lookup Store::get(const std::string& key) const {
     return out;
   }
   out.entry = std::move(r.entry);
+  out.bytes = std::move(bytes);
   return out;
 }
 

@@ -33,6 +33,7 @@ std::string make_fingerprint(std::string_view provider, std::string_view path,
 
 struct Lookup {
   std::optional<Entry> entry; // a verified hit
+  std::string bytes;          // its file's bytes, for the comparison with a trusted cache
   std::string corrupt_reason; // set when a file existed but was rejected (a miss with a warning)
 };
 

@@ -11,7 +11,7 @@
 #include <gate/cli/commands.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 #include <gate/util/version.hpp>
 
 namespace gate::cli {
@@ -34,7 +34,8 @@ void usage(std::ostream& out) {
     out << "  " << name << c.summary << "\n";
   }
   out << "\n`gate <command> --help` shows a command's options.\n"
-      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage, 3 could not run,\n"
+      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage (also: a replayed cache\n"
+      << "            entry that differs from --trusted-cache), 3 could not run,\n"
       << "            4 replay-only cache miss, 130/143 interrupted\n";
 }
 
@@ -92,18 +93,19 @@ int run(const Args& args) {
       message += (i == 0 ? "; did you mean " : i + 1 == near.size() ? " or " : ", ") + near[i];
     throw Error(Exit::bad_input, message + (near.empty() ? "" : "?") + " (see `gate help`)");
   } catch (const Error& e) {
-    std::cerr << "gate: error: " << redact(e.what()) << "\n";
+    std::cerr << "gate: error: " << terminal_safe(e.what()) << "\n";
     return static_cast<int>(e.code());
   } catch (const boost::program_options::error& e) {
     // An option error belongs to the command it was given to.
-    std::cerr << "gate: error: " << redact(e.what()) << " (see `gate " << redact(args[0]) << " --help`)\n";
+    std::cerr << "gate: error: " << terminal_safe(e.what()) << " (see `gate " << terminal_safe(args[0])
+              << " --help`)\n";
     return static_cast<int>(Exit::bad_input);
   } catch (const std::bad_alloc&) {
     std::cerr << "gate: error: out of memory\n";
     return static_cast<int>(Exit::cannot_run);
   } catch (const std::exception& e) {
     // An exception that is not a gate::Error is a bug in gate, not bad input.
-    std::cerr << "gate: internal error: " << redact(e.what()) << "\n";
+    std::cerr << "gate: internal error: " << terminal_safe(e.what()) << "\n";
     return 70;
   }
 }

@@ -11,7 +11,7 @@
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/input.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -106,16 +106,17 @@ int cmd_analyze(const Args& args) {
   write_file_atomically(dir / "report.md", render::report_markdown(r));
   const auto& s = r.stats;
   const report::Measured measured = report::measured(r);
-  std::cout << redact(r.suite.name + " " + r.suite.version + " (from " + std::to_string(inputs.size()) +
-                      (inputs.size() == 1 ? " log" : " logs") + "): " + std::to_string(r.tasks.size()) +
-                      " tasks, " + std::to_string(s.total_runs) + " runs, success " +
-                      report::success_text(r, measured) + ", consistency gap " + fixed(s.consistency_gap_pp) +
-                      "pp, " + (s.polluted_tasks ? std::to_string(*s.polluted_tasks) : std::string("n/a")) +
-                      " route-polluted tasks, " + std::to_string(s.errored_runs) + " errored")
-            << "\nreport: " << (dir / "report.json").string() << "\n";
+  std::cout << terminal_safe(
+                   r.suite.name + " " + r.suite.version + " (from " + std::to_string(inputs.size()) +
+                   (inputs.size() == 1 ? " log" : " logs") + "): " + std::to_string(r.tasks.size()) +
+                   " tasks, " + std::to_string(s.total_runs) + " runs, success " +
+                   report::success_text(r, measured) + ", consistency gap " + fixed(s.consistency_gap_pp) +
+                   "pp, " + (s.polluted_tasks ? std::to_string(*s.polluted_tasks) : std::string("n/a")) +
+                   " route-polluted tasks, " + std::to_string(s.errored_runs) + " errored")
+            << "\nreport: " << terminal_safe((dir / "report.json").string()) << "\n";
   const double max_errored = vm["max-errored-runs-pct"].as<double>();
   if (!report::can_judge(measured, max_errored)) {
-    std::cerr << "gate: error: could not measure: " << redact(report::errors_text(measured))
+    std::cerr << "gate: error: could not measure: " << terminal_safe(report::errors_text(measured))
               << ", above --max-errored-runs-pct " << fixed(max_errored) << "%\n";
     return static_cast<int>(Exit::cannot_run);
   }

@@ -3,6 +3,7 @@
 #include <gate/cache/store.hpp>
 #include <gate/cli/common.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -29,14 +30,15 @@ int cmd_cache(const Args& args) {
   cache::Store store(dir);
   if (action == "stats") {
     cache::Stats s = store.stats();
-    std::cout << "cache " << dir.string() << "\n  entries    " << s.entries << "\n  bytes      " << s.bytes
-              << "\n  corrupt    " << s.corrupt << "\n  temp files " << s.temp_files << "\n";
+    std::cout << "cache " << terminal_safe(dir.string()) << "\n  entries    " << s.entries
+              << "\n  bytes      " << s.bytes << "\n  corrupt    " << s.corrupt << "\n  temp files "
+              << s.temp_files << "\n";
     return 0;
   }
   if (action == "verify") {
     std::vector<std::string> bad = store.verify();
     for (const auto& b : bad)
-      std::cout << "bad: " << b << "\n";
+      std::cout << "bad: " << terminal_safe(b) << "\n";
     std::cout << (bad.empty() ? "all entries verify\n" : std::to_string(bad.size()) + " bad entries\n");
     return bad.empty() ? 0 : static_cast<int>(Exit::bad_input);
   }

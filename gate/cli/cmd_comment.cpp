@@ -9,6 +9,7 @@
 #include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -94,14 +95,15 @@ int cmd_comment(const Args& args) {
   const std::string where = target.repo + "#" + std::to_string(target.pr);
   switch (p.outcome) {
   case github::Outcome::forbidden:
-    std::cerr << "gate: warning: GitHub refused the comment on " << redact(where) << " (403: " << p.warning
+    std::cerr << "gate: warning: GitHub refused the comment on " << terminal_safe(where)
+              << " (403: " << terminal_safe(p.warning)
               << "); a fork PR's token is read-only, so the verdict is in the job summary only\n";
     return 0;
   case github::Outcome::updated:
-    std::cout << "updated gate's comment " << p.comment_id << " on " << redact(where);
+    std::cout << "updated gate's comment " << p.comment_id << " on " << terminal_safe(where);
     break;
   case github::Outcome::created:
-    std::cout << "commented on " << redact(where) << " (comment " << p.comment_id << ")";
+    std::cout << "commented on " << terminal_safe(where) << " (comment " << p.comment_id << ")";
     break;
   }
   std::cout << (p.truncated ? ", in the truncated form (the full verdict is over GitHub's limit)" : "")

@@ -12,7 +12,7 @@
 #include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -107,6 +107,9 @@ int cmd_check(const Args& args) {
   if (run.code != 0) return run.code; // an incomplete run is never judged
   const fs::path c_file = config::output_path(run.config.outputs, run.config.outputs.json);
   compare::Verdict v = compare_files(base, *run.report, compare_options(vm, &run.config), b_file, c_file);
+  // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
+  // which answers came from the branch itself.
+  if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
   return emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
 }
 
@@ -144,7 +147,7 @@ int cmd_baseline(const Args& args) {
       throw Error(Exit::bad_input, what + "; a baseline of errors would make every later comparison "
                                           "meaningless (pass --force to promote it anyway)");
     std::cerr << "gate: warning: --force: promoting a report that could not measure the suite: "
-              << redact(what) << "\n";
+              << terminal_safe(what) << "\n";
   }
 
   if (fs::exists(b_file)) {
@@ -160,11 +163,14 @@ int cmd_baseline(const Args& args) {
     o.allow_partial = true; // the old baseline may predate the rule; the new one is checked above
     compare::Verdict v = compare::compare(old, next, o);
     std::cout << "What changes against the current baseline:\n\n"
-              << render::verdict_markdown(v, {65536, r_file.filename().string()}) << "\n";
+              << terminal_safe(render::verdict_markdown(v, {65536, r_file.filename().string()}),
+                               Newlines::keep)
+              << "\n";
   }
   report::write(next, b_file);
-  std::cout << "baseline " << b_file.string() << " updated from " << r_file.string() << " ("
-            << next.tasks.size() << " tasks); commit it with the change it accepts\n";
+  std::cout << "baseline " << terminal_safe(b_file.string()) << " updated from "
+            << terminal_safe(r_file.string()) << " (" << next.tasks.size()
+            << " tasks); commit it with the change it accepts\n";
   return 0;
 }
 

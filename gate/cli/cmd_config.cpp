@@ -2,6 +2,7 @@
 
 #include <gate/cli/common.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -15,7 +16,7 @@ int cmd_config(const Args& args) {
   if (!parse_options(args, desc, vm, "gate config show [--config gate.yaml]", &pos)) return 0;
   if (!vm.count("action") || vm["action"].as<std::string>() != "show")
     throw Error(Exit::bad_input, "usage: gate config show [--config gate.yaml]");
-  std::cout << config::show(load_config(vm["config"].as<std::string>(), {}));
+  std::cout << terminal_safe(config::show(load_config(vm["config"].as<std::string>(), {})), Newlines::keep);
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <gate/net/proxy.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -34,7 +35,7 @@ void line(const char* verdict, const std::string& check, const std::string& deta
   v.resize(6, ' ');
   std::string c = check;
   c.resize(std::max<std::size_t>(c.size(), 11), ' ');
-  std::cout << v << c << redact(detail) << "\n";
+  std::cout << v << c << terminal_safe(detail) << "\n";
 }
 
 std::string lower(std::string s) {
@@ -266,8 +267,8 @@ int cmd_doctor(const Args& args) {
   if (!parse_options(args, desc, vm, "gate doctor [--config gate.yaml]")) return 0;
   config::Config cfg = load_config(vm["config"].as<std::string>(), {});
   const config::ModelConfig& m = cfg.model;
-  std::cout << "gate doctor: provider " << m.provider << ", model " << redact(m.name) << ", base URL "
-            << redact(m.base_url) << "\n";
+  std::cout << "gate doctor: provider " << m.provider << ", model " << terminal_safe(m.name) << ", base URL "
+            << terminal_safe(m.base_url) << "\n";
   net::Url url = net::parse_url(m.base_url);
 
   KeyState key = check_key(m);

@@ -9,6 +9,7 @@
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -137,7 +138,8 @@ int install(const po::variables_map& vm) {
     if (fs::exists(chained))
       throw Error(Exit::bad_input, chained.string() + " already exists; left untouched (remove it first)");
     move_file(hook, chained);
-    std::cout << "kept your pre-push hook as " << chained.string() << "; it runs before gate's check\n";
+    std::cout << "kept your pre-push hook as " << terminal_safe(chained.string())
+              << "; it runs before gate's check\n";
   }
   ensure_directory(repo.hooks);
   char self[4096];
@@ -151,7 +153,8 @@ int install(const po::variables_map& vm) {
                       fs::perms::others_read | fs::perms::others_exec,
                   ec);
   if (ec) throw Error(Exit::cannot_run, "cannot make " + hook.string() + " executable: " + ec.message());
-  std::cout << "installed " << hook.string() << ": every push runs `gate check --config " << config_text
+  std::cout << "installed " << terminal_safe(hook.string()) << ": every push runs `gate check --config "
+            << terminal_safe(config_text)
             << " --mode replay-only`; skip it once with `git push --no-verify`\n";
   return 0;
 }
@@ -161,7 +164,7 @@ int uninstall() {
   const fs::path hook = repo.hooks / "pre-push";
   const fs::path chained = repo.hooks / k_chained_name;
   if (!fs::exists(hook)) {
-    std::cout << "no pre-push hook in " << repo.hooks.string() << "; nothing to remove\n";
+    std::cout << "no pre-push hook in " << terminal_safe(repo.hooks.string()) << "; nothing to remove\n";
     return 0;
   }
   if (!written_by_gate(hook))
@@ -169,10 +172,10 @@ int uninstall() {
   std::error_code ec;
   if (!fs::remove(hook, ec) || ec)
     throw Error(Exit::cannot_run, "cannot remove " + hook.string() + ": " + ec.message());
-  std::cout << "removed " << hook.string() << "\n";
+  std::cout << "removed " << terminal_safe(hook.string()) << "\n";
   if (fs::exists(chained)) {
     move_file(chained, hook);
-    std::cout << "restored your earlier hook to " << hook.string() << "\n";
+    std::cout << "restored your earlier hook to " << terminal_safe(hook.string()) << "\n";
   }
   return 0;
 }

@@ -7,7 +7,7 @@
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -38,14 +38,14 @@ int cmd_merge(const Args& args) {
   if (out.has_parent_path()) ensure_directory(out.parent_path());
   report::write(m.report, out);
   const auto& r = m.report;
-  std::cout << redact("merged " + std::to_string(given) + " of " + std::to_string(m.shard_count) +
-                      " shards of " + r.suite.name + " " + r.suite.version + ": " +
-                      std::to_string(r.tasks.size()) + " tasks, success " +
-                      fixed(r.stats.overall.success_rate * 100) + "%, consistency gap " +
-                      fixed(r.stats.consistency_gap_pp) + "pp")
-            << "\nreport: " << out.string() << "\n";
+  std::cout << terminal_safe("merged " + std::to_string(given) + " of " + std::to_string(m.shard_count) +
+                             " shards of " + r.suite.name + " " + r.suite.version + ": " +
+                             std::to_string(r.tasks.size()) + " tasks, success " +
+                             fixed(r.stats.overall.success_rate * 100) + "%, consistency gap " +
+                             fixed(r.stats.consistency_gap_pp) + "pp")
+            << "\nreport: " << terminal_safe(out.string()) << "\n";
   if (!m.missing.empty())
-    std::cerr << "gate: warning: " << redact(r.incomplete_reason)
+    std::cerr << "gate: warning: " << terminal_safe(r.incomplete_reason)
               << "; the merged report is marked incomplete\n";
   return 0;
 }

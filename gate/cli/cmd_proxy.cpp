@@ -6,6 +6,7 @@
 #include <gate/cli/signals.hpp>
 #include <gate/proxy/server.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -40,8 +41,8 @@ int cmd_proxy(const Args& args) {
   server.pace_replays(timing);
   server.start(static_cast<unsigned short>(port), threads);
   std::cout << "listening on http://127.0.0.1:" << server.port() << " (cache "
-            << config::to_string(cfg.cache.mode) << ", " << cfg.cache.dir.string() << ", replay timing "
-            << proxy::to_string(timing) << ")" << std::endl;
+            << config::to_string(cfg.cache.mode) << ", " << terminal_safe(cfg.cache.dir.string())
+            << ", replay timing " << proxy::to_string(timing) << ")" << std::endl;
   while (!stop_requested())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.stop();

@@ -6,6 +6,7 @@
 #include <gate/report/report.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -94,7 +95,7 @@ int cmd_rank(const Args& args) {
   write_form(vm, "json", render::rank_json(ranking));
   write_form(vm, "csv", render::rank_csv(ranking));
   write_form(vm, "svg", render::rank_svg(ranking));
-  std::cout << markdown;
+  std::cout << terminal_safe(markdown, Newlines::keep);
   return 0;
 }
 

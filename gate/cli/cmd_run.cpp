@@ -23,6 +23,7 @@
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 #include <gate/util/time.hpp>
 
 namespace gate::cli {
@@ -43,7 +44,10 @@ void add_run_options(po::options_description& d) {
       "out", po::value<std::string>(),
       "directory for report.json, report.md and report.xml")("quiet,q", "no progress output")(
       "keep-workdirs",
-      "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where");
+      "agent tasks: keep each run's work copy (under agent.workdir or $TMPDIR) and print where")(
+      "trusted-cache", po::value<std::string>(),
+      "the cache as the base branch has it: a replayed entry that differs from its copy there is exit 2; "
+      "one it lacks is listed as recorded outside CI");
 }
 
 namespace {
@@ -90,13 +94,13 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
   for (const auto& m : outcome.misses) {
     if (++shown > 20) {
       std::cerr << "  … and " << outcome.misses.size() - 20 << " more (see "
-                << (cfg.outputs.dir / "cache-misses.txt").string() << ")\n";
+                << terminal_safe((cfg.outputs.dir / "cache-misses.txt").string()) << ")\n";
       break;
     }
-    std::cerr << "  missing: task " << redact(m.task_id) << " run " << m.run << "\n";
+    std::cerr << "  missing: task " << terminal_safe(m.task_id) << " run " << m.run << "\n";
   }
-  std::cerr << "To record them, run with a key: " << cfg.model.api_key_env << "=… gate run --config "
-            << config_file.string() << " --mode replay\n";
+  std::cerr << "To record them, run with a key: " << terminal_safe(cfg.model.api_key_env)
+            << "=… gate run --config " << terminal_safe(config_file.string()) << " --mode replay\n";
   return static_cast<int>(Exit::cache_miss);
 }
 
@@ -129,7 +133,7 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
     before = report::read(json_path, summary);
   } catch (const std::exception& e) {
     std::cerr << "gate: warning: the earlier report is unreadable; not counting resumed runs: "
-              << redact(e.what()) << "\n";
+              << terminal_safe(e.what()) << "\n";
     return std::nullopt;
   }
   if (before.complete || before.suite.name != now.suite.name || before.suite.version != now.suite.version ||
@@ -155,6 +159,38 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
         ++resumed.runs;
   }
   return resumed;
+}
+
+// "task "a" runs 0, 2; task "b" run 1": the runs of `list` (sorted) by task.
+std::string runs_by_task(const std::vector<run::Miss>& list) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size();) {
+    std::size_t j = i;
+    std::string runs;
+    for (; j < list.size() && list[j].task_id == list[i].task_id; ++j)
+      if (j == i || list[j].run != list[j - 1].run)
+        runs += (runs.empty() ? "" : ", ") + std::to_string(list[j].run);
+    out += (out.empty() ? "" : "; ") + std::string("task \"") + list[i].task_id + "\" run" +
+           (runs.find(',') == std::string::npos ? " " : "s ") + runs;
+    i = j;
+  }
+  return out;
+}
+
+// Entries the branch rewrote are not evidence: the gate stops before any
+// report is written, naming each entry, its task and its run.
+[[noreturn]] void refuse_tampered(const std::vector<run::Miss>& tampered, const cache::Store& store,
+                                  const cache::Store& trusted) {
+  constexpr std::size_t k_named = 10;
+  std::string message = std::to_string(tampered.size()) + " replayed cache entr" +
+                        (tampered.size() == 1 ? "y differs" : "ies differ") + " from the trusted cache " +
+                        trusted.root().string() + ": ";
+  for (std::size_t i = 0; i < tampered.size() && i < k_named; ++i)
+    message += (i == 0 ? "" : "; ") + store.path_for(tampered[i].key).string() + " (task \"" +
+               tampered[i].task_id + "\" run " + std::to_string(tampered[i].run) + ")";
+  if (tampered.size() > k_named) message += "; … and " + std::to_string(tampered.size() - k_named) + " more";
+  throw Error(Exit::bad_input, message + ". An answer edited on the branch is not evidence: restore these "
+                                         "entries from the base branch, or record them again in CI");
 }
 
 } // namespace
@@ -203,6 +239,15 @@ RunResult run_from_options(const po::variables_map& vm) {
   in.cases = cases;
   in.config = &cfg;
   in.store = store ? &*store : nullptr;
+  std::optional<cache::Store> trusted;
+  if (vm.count("trusted-cache")) {
+    const fs::path dir = vm["trusted-cache"].as<std::string>();
+    if (!fs::is_directory(dir))
+      throw Error(Exit::bad_input, "--trusted-cache: expected a cache directory, " + dir.string() + " is " +
+                                       (fs::exists(dir) ? "not a directory" : "missing"));
+    trusted.emplace(dir);
+    in.trusted = &*trusted;
+  }
   in.client = [&]() -> model::ModelClient& {
     std::lock_guard lock(client_mutex);
     if (!client_made) {
@@ -223,12 +268,22 @@ RunResult run_from_options(const po::variables_map& vm) {
     outcome = run::execute(in, progress.callbacks());
   }
   for (const auto& w : outcome.warnings)
-    std::cerr << "gate: warning: " << redact(w) << "\n";
+    std::cerr << "gate: warning: " << terminal_safe(w) << "\n";
   for (const auto& k : outcome.kept_workdirs)
-    std::cerr << "gate: kept work copy of " << redact(k) << "\n";
+    std::cerr << "gate: kept work copy of " << terminal_safe(k) << "\n";
+  // Before the misses: a rewritten answer is the graver finding.
+  if (!outcome.tampered.empty()) refuse_tampered(outcome.tampered, *store, *trusted);
   if (!outcome.misses.empty() && outcome.fatal.empty()) {
     result.code = report_misses(outcome, cfg, config_file);
     return result;
+  }
+  if (!outcome.untrusted.empty()) {
+    result.recorded_outside_ci = std::to_string(outcome.untrusted.size()) + " replayed answer" +
+                                 (outcome.untrusted.size() == 1 ? " was" : "s were") +
+                                 " recorded outside CI (not in the trusted cache " +
+                                 trusted->root().string() +
+                                 ", so the branch supplied them): " + runs_by_task(outcome.untrusted);
+    std::cerr << "gate: warning: " << terminal_safe(result.recorded_outside_ci) << "\n";
   }
 
   const std::string fatal = outcome.fatal;
@@ -292,23 +347,22 @@ RunResult run_from_options(const po::variables_map& vm) {
   if (std::int64_t absorbed = report::absorbed_rate_limits(r); absorbed > 0)
     summary += "; " + std::to_string(absorbed) + " rate-limit answers (429) absorbed by retries";
   if (r.resumed) {
-    // The time comes from a file on disk: no control byte reaches the terminal.
-    std::string when = r.resumed->from_started_at.substr(0, 64);
-    for (char& c : when)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    // The time comes from a file on disk; the summary is printed through
+    // terminal_safe below like the rest.
+    const std::string when = r.resumed->from_started_at.substr(0, 64);
     summary += "; " + std::to_string(r.resumed->runs) + " resumed from the interrupted run of " + when;
   }
-  std::cout << redact(summary) << "\nreport: " << json_path.string() << "\n";
+  std::cout << terminal_safe(summary) << "\nreport: " << terminal_safe(json_path.string()) << "\n";
 
   if (!fatal.empty()) {
-    std::cerr << "gate: error: " << redact(fatal) << " (partial report marked incomplete)\n";
+    std::cerr << "gate: error: " << terminal_safe(fatal) << " (partial report marked incomplete)\n";
     result.code = static_cast<int>(fatal_code);
   } else if (int code = stop_exit_code(); code != 0) {
     std::cerr << "gate: interrupted; partial report marked incomplete. Rerun to resume from the cache.\n";
     result.code = code;
   } else if (measured.runs > 0 && !report::can_judge(measured, cfg.thresholds.max_errored_runs_pct)) {
     // (An empty shard of a small suite ran nothing and is not an error.)
-    std::cerr << "gate: error: could not measure: " << redact(report::errors_text(measured))
+    std::cerr << "gate: error: could not measure: " << terminal_safe(report::errors_text(measured))
               << ", above thresholds.max_errored_runs_pct " << cfg.thresholds.max_errored_runs_pct
               << "%; errored runs are neither passes nor failures, so nothing is judged\n";
     result.code = static_cast<int>(Exit::cannot_run);

@@ -3,6 +3,7 @@
 #include <gate/cli/common.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -31,17 +32,18 @@ int cmd_suite(const Args& args) {
   };
   if (action == "verify") {
     for (const auto& line : suite::verify(dir))
-      std::cout << line << "\n";
+      std::cout << terminal_safe(line) << "\n";
     return 0;
   }
   if (action == "new-version") {
     std::string v = suite::new_version(dir, need("from"));
-    std::cout << "added " << v << " to " << dir.string() << " (now latest; older versions unchanged)\n";
+    std::cout << "added " << v << " to " << terminal_safe(dir.string())
+              << " (now latest; older versions unchanged)\n";
     return 0;
   }
   if (action == "create") {
     suite::create(dir, need("name"), need("from"));
-    std::cout << "created suite " << dir.string() << " at v1\n";
+    std::cout << "created suite " << terminal_safe(dir.string()) << " at v1\n";
     return 0;
   }
   throw Error(Exit::bad_input,

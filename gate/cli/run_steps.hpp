@@ -15,6 +15,9 @@ struct RunResult {
   int code = 0;                        // 0, or the exit code that ends the command (3, 4, 130, 143)
   config::Config config;
   std::optional<report::Report> report; // absent when nothing was written (replay-only misses)
+  // With --trusted-cache: the warning that lists the replayed answers the
+  // trusted cache does not hold, by task ("" when there are none).
+  std::string recorded_outside_ci;
 };
 
 // Loads config and suite, runs, writes report.json/md/xml and prints the

@@ -13,7 +13,7 @@
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 
 namespace gate::cli {
 
@@ -149,23 +149,26 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
 
   const char* actions = std::getenv("GITHUB_ACTIONS");
   if (actions != nullptr && std::string(actions) == "true")
-    std::cout << render::github_annotations(v, render::random_stop_token());
+    std::cout << terminal_safe(render::github_annotations(v, render::random_stop_token()), Newlines::keep);
   if (std::getenv("GITHUB_STEP_SUMMARY") != nullptr)
     append_step_summary(render::verdict_markdown(v, {k_summary_limit - elo.size(), hint}) + elo);
 
   const std::string format = vm.count("format") ? vm["format"].as<std::string>() : "text";
   if (format == "md") {
-    std::cout << markdown;
+    std::cout << terminal_safe(markdown, Newlines::keep);
   } else if (format == "json") {
-    std::cout << render::verdict_json(v);
+    std::cout << terminal_safe(render::verdict_json(v), Newlines::keep);
   } else if (format == "text") {
     // The headline and reasons are already written for people; the rest is
     // in the files.
-    std::cout << redact(v.headline) << "\n";
-    for (const auto& r : v.reasons) std::cout << "  - " << redact(r) << "\n";
-    for (const auto& r : v.inconclusive) std::cout << "  ? " << redact(r) << "\n";
-    for (const auto& w : v.warnings) std::cout << "  ! " << redact(w) << "\n";
-    if (!files.markdown.empty()) std::cout << "verdict: " << files.markdown.string() << "\n";
+    std::cout << terminal_safe(v.headline) << "\n";
+    for (const auto& r : v.reasons)
+      std::cout << "  - " << terminal_safe(r) << "\n";
+    for (const auto& r : v.inconclusive)
+      std::cout << "  ? " << terminal_safe(r) << "\n";
+    for (const auto& w : v.warnings)
+      std::cout << "  ! " << terminal_safe(w) << "\n";
+    if (!files.markdown.empty()) std::cout << "verdict: " << terminal_safe(files.markdown.string()) << "\n";
   } else {
     throw Error(Exit::bad_input, "--format: expected text, md or json, got \"" + format + "\"");
   }

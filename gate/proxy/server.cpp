@@ -22,6 +22,7 @@
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/terminal.hpp>
 #include <gate/util/time.hpp>
 
 namespace gate::proxy {
@@ -174,7 +175,7 @@ Reply Server::answer(const std::string& method, const Target& t,
 
   if (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only) {
     cache::Lookup hit = store_.get(key);
-    if (!hit.corrupt_reason.empty()) std::cerr << "gate proxy: " << redact(hit.corrupt_reason) << "\n";
+    if (!hit.corrupt_reason.empty()) std::cerr << "gate proxy: " << terminal_safe(hit.corrupt_reason) << "\n";
     if (hit.entry) {
       Reply r;
       r.status = hit.entry->status;
@@ -189,7 +190,7 @@ Reply Server::answer(const std::string& method, const Target& t,
     if (mode == config::CacheMode::replay_only) {
       std::string what = "gate proxy: replay-only cache miss for " + t.scope_path + " (occurrence " +
                          std::to_string(occurrence) + "), key " + key;
-      std::cerr << what << "\n";
+      std::cerr << terminal_safe(what) << "\n";
       seen.missed = true;
       return error_reply(404, "not_found_error", what);
     }
@@ -220,7 +221,7 @@ Reply Server::answer(const std::string& method, const Target& t,
     store_.put(e);
   } catch (const Error& err) {
     // The client still gets its answer; the run is just not recorded.
-    std::cerr << "gate proxy: not recorded: " << redact(err.what()) << "\n";
+    std::cerr << "gate proxy: not recorded: " << terminal_safe(err.what()) << "\n";
   }
   return r;
 }

@@ -490,7 +490,9 @@ const results::Route& runs_route(const Report& r, const std::vector<std::size_t>
   RouteCounts seen;
   for (const auto& part : parts)
     for (const auto& [route, count] : part) {
-      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return *s.first == *route; });
+      // A named copy: clang 14 (the fuzz build) cannot capture a structured binding.
+      const auto* const wanted = route;
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return *s.first == *wanted; });
       if (it == seen.end())
         seen.emplace_back(route, count);
       else

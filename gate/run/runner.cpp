@@ -94,6 +94,20 @@ void set_fatal(Shared& sh, Exit code, const std::string& message) {
   sh.abort = true;
 }
 
+// A hit's bytes against the trusted cache's entry of the same key. A
+// checksum catches corruption, not a rewrite with a recomputed checksum: only
+// the base branch's copy tells an answer the branch edited. A trusted entry
+// that is missing or unreadable cannot vouch for the hit.
+void compare_with_trusted(Shared& sh, const std::string& key, const std::string& bytes,
+                          const std::string& task_id, int replica) {
+  const cache::Lookup trusted = sh.in.trusted->get(key);
+  std::lock_guard lock(sh.mutex);
+  if (!trusted.entry)
+    sh.outcome->untrusted.push_back({task_id, replica, key});
+  else if (trusted.bytes != bytes)
+    sh.outcome->tampered.push_back({task_id, replica, key});
+}
+
 // A response for one prepared request: from the cache, or fresh (then
 // recorded when it is an answer). `what` names the call in messages.
 struct Obtained {
@@ -120,6 +134,7 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
       sh.outcome->warnings.push_back("corrupt cache entry treated as a miss: " + found.corrupt_reason);
     }
     if (found.entry) {
+      if (sh.in.trusted != nullptr) compare_with_trusted(sh, key, found.bytes, task_id, replica);
       o.hit = true;
       o.response.status = found.entry->status;
       o.response.headers = found.entry->headers;
@@ -464,9 +479,10 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     outcome.complete = false;
     outcome.incomplete_reason = outcome.fatal;
   }
-  std::sort(outcome.misses.begin(), outcome.misses.end(), [](const Miss& a, const Miss& b) {
-    return std::tie(a.task_id, a.run) < std::tie(b.task_id, b.run);
-  });
+  for (auto* list : {&outcome.misses, &outcome.tampered, &outcome.untrusted})
+    std::sort(list->begin(), list->end(), [](const Miss& a, const Miss& b) {
+      return std::tie(a.task_id, a.run, a.key) < std::tie(b.task_id, b.run, b.key);
+    });
   std::sort(outcome.warnings.begin(), outcome.warnings.end());
   std::sort(outcome.kept_workdirs.begin(), outcome.kept_workdirs.end());
   return outcome;

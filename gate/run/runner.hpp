@@ -14,7 +14,8 @@
 
 namespace gate::run {
 
-// A replay-only miss: what was not recorded, for the exit-4 listing.
+// One request of one run: a replay-only miss (what was not recorded, for the
+// exit-4 listing), or a hit checked against a trusted cache.
 struct Miss {
   std::string task_id;
   int run = 0;
@@ -24,6 +25,12 @@ struct Miss {
 struct Outcome {
   std::vector<results::Task> tasks; // in case order, runs in replica order
   std::vector<Miss> misses;         // replay-only: requests not in the cache
+  // With a trusted cache (Inputs::trusted), sorted like `misses`: replayed
+  // entries the trusted cache holds with other bytes (the branch rewrote
+  // them), and replayed entries it does not hold at all (recorded outside
+  // CI: only a fresh call could check them).
+  std::vector<Miss> tampered;
+  std::vector<Miss> untrusted;
   std::vector<std::string> warnings;
   std::vector<std::string> kept_workdirs; // --keep-workdirs: "task <id> run <n>: <path>", sorted
   bool complete = true;
@@ -46,6 +53,9 @@ struct Inputs {
   std::vector<const suite::Case*> cases; // the selected cases
   const config::Config* config = nullptr;
   cache::Store* store = nullptr; // null when cache mode is off
+  // `--trusted-cache`: the cache as the base branch has it. Every hit in
+  // `store` is compared byte for byte with this one's entry of the same key.
+  const cache::Store* trusted = nullptr;
   // Makes (once, lazily) the client for fresh calls, so that a replay whose
   // every response is cached needs no key. May throw Error(cannot_run).
   std::function<model::ModelClient&()> client;
