@@ -8,6 +8,7 @@
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
+#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
@@ -162,6 +163,9 @@ int cmd_baseline(const Args& args) {
     std::cout << "What changes against the current baseline:\n\n"
               << render::verdict_markdown(v, {65536, r_file.filename().string()}) << "\n";
   }
+  // The first baseline of a repository usually goes into a directory that
+  // does not exist yet (baselines/).
+  if (b_file.has_parent_path()) ensure_directory(b_file.parent_path());
   report::write(next, b_file);
   std::cout << "baseline " << b_file.string() << " updated from " << r_file.string() << " ("
             << next.tasks.size() << " tasks); commit it with the change it accepts\n";
