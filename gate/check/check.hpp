@@ -52,6 +52,22 @@ struct Check {
   std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
 };
 
+// One row of the check type table (types.cpp), which drives the parser's
+// field validation and docs/suite-format.md "Check types".
+struct TypeInfo {
+  struct Field {
+    std::string name;
+    std::string fallback; // what the parser uses when absent; "required" when it refuses
+  };
+  std::string type;
+  bool agent = false;        // looks at an agent run rather than an answer
+  std::vector<Field> fields; // besides "type" and "name"
+  std::string passes;        // when the check passes, in Markdown
+  std::string example;       // one check object, as a suite line holds it
+};
+const std::vector<TypeInfo> &type_table();
+const TypeInfo *find_type(std::string_view type); // nullptr when unknown
+
 // True for the types that look at an agent run rather than an answer:
 // exit_code, stdout, file_exists, file_contains, file_json, command,
 // diff_size, file_scope, tool_sequence, final_state.
