@@ -96,8 +96,9 @@ struct Result {
 
 // Evaluates a check on a model's final answer. Pure; never throws for any
 // answer bytes (invalid UTF-8 and NUL included). An llm_judge check needs a
-// model call: here it is errored; the runner evaluates it.
-Result evaluate(const Check &c, std::string_view answer);
+// model call: here it is errored; the runner evaluates it. `subject` names
+// the text in failure details ("expected ...; <subject> is ...").
+Result evaluate(const Check &c, std::string_view answer, std::string_view subject = "the answer");
 
 // The first number in `text`: an optional sign (not after a letter or
 // digit; "-", "+" or U+2212), digits with optional thousands commas
