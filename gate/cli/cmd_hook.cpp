@@ -77,8 +77,10 @@ fi
        std::string(k_chained_name) +
        "\" \"$@\" <\"$refs\"\n"
        "code=$?\n"
-       "[ \"$code\" -eq 0 ] && " + run + " <\"$refs\"\n"
-       "code=$?\n"
+       "if [ \"$code\" -eq 0 ]; then\n"
+       "  " + run + " <\"$refs\"\n"
+       "  code=$?\n"
+       "fi\n"
        "rm -f \"$refs\"\n"
        "exit \"$code\"\n";
   return s;
