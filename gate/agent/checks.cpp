@@ -37,15 +37,16 @@ std::string names(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-// A file of the final tree, not through a symlink; "" with `why` otherwise.
+// A file of the final tree, not through a symlink; nullptr otherwise, with
+// `why` ("it does not exist") to follow the caller's "expected ...; ".
 const std::string* file_of(const CheckContext& ctx, const std::string& path, std::string& why) {
   auto it = ctx.final->find(path);
   if (it == ctx.final->end()) {
-    why = shown(path) + " does not exist";
+    why = "it does not exist";
     return nullptr;
   }
   if (it->second.link) {
-    why = shown(path) + " is a symlink (checks do not follow symlinks)";
+    why = "it is a symlink (checks do not follow symlinks)";
     return nullptr;
   }
   return &it->second.content;
@@ -81,15 +82,15 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     return "expected " + shown(c.path) + " to exist; it does not";
   }
   if (t == "file_contains") {
+    const std::string expected = "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; ";
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return expected + why;
     if (text->find(c.values.front()) != std::string::npos) return "";
-    return "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; the file is " +
-           shown(*text);
+    return expected + "the file is " + shown(*text);
   }
   if (t == "file_json") {
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return "expected " + shown(c.path) + " to be JSON; " + why;
     boost::system::error_code ec;
     boost::json::parse_options opts;
     opts.max_depth = 64;
@@ -165,7 +166,7 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
   }
   if (t == "final_state") {
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; " + why;
     std::string got = sha256_hex(*text);
     return got == c.values.front() ? ""
                                    : "expected " + shown(c.path) + " to have sha256 " + c.values.front() +

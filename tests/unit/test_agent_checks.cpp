@@ -76,7 +76,9 @@ TEST_CASE("file_exists, file_contains, file_json, final_state") {
         "expected \"a.txt\" to contain \"four\"; the file is \"one\\nTWO\\nthree\\n\"");
   // A symlink is not followed, even to a file inside.
   CHECK(f.detail(R"({"type":"file_contains","path":"link","value":"one"})") ==
-        "\"link\" is a symlink (checks do not follow symlinks)");
+        "expected \"link\" to contain \"one\"; it is a symlink (checks do not follow symlinks)");
+  CHECK(f.detail(R"({"type":"final_state","path":"gone.txt","sha256":")" + std::string(64, 'a') + "\"}") ==
+        "expected \"gone.txt\" to have sha256 " + std::string(64, 'a') + "; it does not exist");
   CHECK(f.passes(
       R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":3},{"path":"/name","one_of":["x","y"]}]})"));
   CHECK(f.detail(R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":4}]})") ==
