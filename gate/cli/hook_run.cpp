@@ -181,8 +181,8 @@ bool mentions_mode(const std::vector<std::string>& args) {
 bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path& verdicts, const Pushed& p,
                   const std::string& config, const std::vector<std::string>& check_args) {
   const std::string short_sha = p.sha.substr(0, 12);
+  TempWorktree tree(repo.top, p.sha); // its error names the commit itself
   std::cerr << "gate pre-push hook: checked commit " << short_sha << " (" << redact(p.ref) << ")";
-  TempWorktree tree(repo.top, p.sha);
   const fs::path out_dir = verdicts / short_sha;
   std::error_code ec;
   fs::remove_all(out_dir, ec); // an earlier push's verdict of this commit is not this one's
