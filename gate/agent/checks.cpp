@@ -37,15 +37,16 @@ std::string names(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-// A file of the final tree, not through a symlink; "" with `why` otherwise.
+// A file of the final tree, not through a symlink; nullptr otherwise, with
+// `why` ("it does not exist") to follow the caller's "expected ...; ".
 const std::string* file_of(const CheckContext& ctx, const std::string& path, std::string& why) {
   auto it = ctx.final->find(path);
   if (it == ctx.final->end()) {
-    why = shown(path) + " does not exist";
+    why = "it does not exist";
     return nullptr;
   }
   if (it->second.link) {
-    why = shown(path) + " is a symlink (checks do not follow symlinks)";
+    why = "it is a symlink (checks do not follow symlinks)";
     return nullptr;
   }
   return &it->second.content;
@@ -64,35 +65,37 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
   if (t == "exit_code") {
     const int want = static_cast<int>(c.number);
     if (ctx.process->exit_code == want) return "";
-    if (ctx.process->exit_code < 0) return "killed by signal " + std::to_string(ctx.process->signal);
-    return "exit code " + std::to_string(ctx.process->exit_code) + ", expected " + std::to_string(want);
+    const std::string expected = "expected exit code " + std::to_string(want) + "; the command ";
+    if (ctx.process->exit_code < 0) return expected + "was killed by signal " + std::to_string(ctx.process->signal);
+    return expected + "exited with " + std::to_string(ctx.process->exit_code);
   }
   if (t == "stdout") {
-    check::Result r = check::evaluate(*c.inner, ctx.process->out);
+    check::Result r = check::evaluate(*c.inner, ctx.process->out, "stdout");
     errored = r.errored;
-    return r.passed ? "" : "stdout: " + r.detail;
+    return r.passed ? "" : r.detail;
   }
   if (t == "file_exists") {
     if (ctx.final->contains(c.path)) return "";
     const std::string dir = c.path + "/";
     for (const auto& [p, e] : *ctx.final)
       if (p.starts_with(dir)) return "";
-    return shown(c.path) + " does not exist";
+    return "expected " + shown(c.path) + " to exist; it does not";
   }
   if (t == "file_contains") {
+    const std::string expected = "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; ";
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return expected + why;
     if (text->find(c.values.front()) != std::string::npos) return "";
-    return shown(c.path) + " does not contain " + shown(c.values.front());
+    return expected + "the file is " + shown(*text);
   }
   if (t == "file_json") {
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return "expected " + shown(c.path) + " to be JSON; " + why;
     boost::system::error_code ec;
     boost::json::parse_options opts;
     opts.max_depth = 64;
     boost::json::value doc = boost::json::parse(*text, ec, {}, opts);
-    if (ec) return shown(c.path) + " is not JSON: " + ec.message();
+    if (ec) return "expected " + shown(c.path) + " to be JSON; it is not (" + ec.message() + ")";
     std::string f = check::json_paths_failure(c, doc);
     return f.empty() ? "" : shown(c.path) + ": " + f;
   }
@@ -108,12 +111,14 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
       errored = true;
       return r.start_error;
     }
-    if (r.timed_out) return "timed out after " + std::to_string(static_cast<int>(c.timeout_s)) + " s";
+    const std::string expected = "expected " + names(c.argv) + " to exit 0; it ";
+    if (r.timed_out) return expected + "timed out after " + std::to_string(static_cast<int>(c.timeout_s)) + " s";
     if (r.exit_code == 0) return "";
     std::string tail = r.err.empty() ? r.out : r.err;
     if (tail.size() > 200) tail = tail.substr(tail.size() - 200);
-    return (r.exit_code < 0 ? "killed by signal " + std::to_string(r.signal)
-                            : "exit code " + std::to_string(r.exit_code)) +
+    return expected +
+           (r.exit_code < 0 ? "was killed by signal " + std::to_string(r.signal)
+                            : "exited with " + std::to_string(r.exit_code)) +
            (tail.empty() ? "" : ": " + shown(tail));
   }
   if (t == "diff_size") {
@@ -127,8 +132,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
                                 b == ctx.final->end() ? std::string_view() : b->second.content);
     }
     if (static_cast<double>(n) <= c.number) return "";
-    return std::to_string(n) + " lines changed, at most " + std::to_string(static_cast<long long>(c.number)) +
-           " allowed";
+    return "expected at most " + std::to_string(static_cast<long long>(c.number)) + " changed lines; " +
+           std::to_string(n) + " changed";
   }
   if (t == "file_scope") {
     std::vector<std::string> outside;
@@ -141,7 +146,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     for (std::size_t i = 0; i < outside.size() && i < 5; ++i)
       list += (i ? ", " : "") + shown(outside[i]);
     if (outside.size() > 5) list += ", ...";
-    return std::to_string(outside.size()) + " path(s) changed outside " + names(c.values) + ": " + list;
+    return "expected changes only in " + names(c.values) + "; " + std::to_string(outside.size()) +
+           " path(s) changed outside: " + list;
   }
   if (t == "tool_sequence") {
     std::vector<std::string> got;
@@ -152,23 +158,24 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
                   ? got.size() >= c.values.size() && std::equal(c.values.begin(), c.values.end(), got.begin())
                   : subsequence(c.values, got);
     if (ok) return "";
-    return "tool calls " + redact(names(got)) + " do not " +
+    return std::string("expected tool calls to ") +
            (c.mode == "equals"        ? "equal "
             : c.mode == "starts_with" ? "start with "
                                       : "contain (in order) ") +
-           names(c.values);
+           names(c.values) + "; they were " + redact(names(got));
   }
   if (t == "final_state") {
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return why;
+    if (text == nullptr) return "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; " + why;
     std::string got = sha256_hex(*text);
     return got == c.values.front() ? ""
-                                   : shown(c.path) + " has sha256 " + got + ", expected " + c.values.front();
+                                   : "expected " + shown(c.path) + " to have sha256 " + c.values.front() +
+                                         "; it has " + got;
   }
   // A text check on an agent case applies to its stdout.
-  check::Result r = check::evaluate(c, ctx.process->out);
+  check::Result r = check::evaluate(c, ctx.process->out, "stdout");
   errored = r.errored;
-  return r.passed ? "" : "stdout: " + r.detail;
+  return r.passed ? "" : r.detail;
 }
 
 } // namespace

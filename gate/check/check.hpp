@@ -52,6 +52,22 @@ struct Check {
   std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
 };
 
+// One row of the check type table (types.cpp), which drives the parser's
+// field validation and docs/suite-format.md "Check types".
+struct TypeInfo {
+  struct Field {
+    std::string name;
+    std::string fallback; // what the parser uses when absent; "required" when it refuses
+  };
+  std::string type;
+  bool agent = false;        // looks at an agent run rather than an answer
+  std::vector<Field> fields; // besides "type" and "name"
+  std::string passes;        // when the check passes, in Markdown
+  std::string example;       // one check object, as a suite line holds it
+};
+const std::vector<TypeInfo> &type_table();
+const TypeInfo *find_type(std::string_view type); // nullptr when unknown
+
 // True for the types that look at an agent run rather than an answer:
 // exit_code, stdout, file_exists, file_contains, file_json, command,
 // diff_size, file_scope, tool_sequence, final_state.
@@ -80,8 +96,9 @@ struct Result {
 
 // Evaluates a check on a model's final answer. Pure; never throws for any
 // answer bytes (invalid UTF-8 and NUL included). An llm_judge check needs a
-// model call: here it is errored; the runner evaluates it.
-Result evaluate(const Check &c, std::string_view answer);
+// model call: here it is errored; the runner evaluates it. `subject` names
+// the text in failure details ("expected ...; <subject> is ...").
+Result evaluate(const Check &c, std::string_view answer, std::string_view subject = "the answer");
 
 // The first number in `text`: an optional sign (not after a letter or
 // digit; "-", "+" or U+2212), digits with optional thousands commas

@@ -99,6 +99,42 @@ std::string quoted_list(const std::vector<std::string> &values) {
   return out;
 }
 
+// What came, for a failure detail: `<subject> is "<text>"`, or `<subject>
+// starts with "<text>..."` when cut (subject: "the answer", or "stdout" in
+// an agent case).
+std::string what_came(std::string_view subject, std::string_view text) {
+  if (text.empty()) return std::string(subject) + " is empty";
+  std::string s = snippet(text);
+  const bool cut = s.size() > 4 && s.compare(s.size() - 4, 4, "...\"") == 0;
+  return std::string(subject) + (cut ? " starts with " : " is ") + s;
+}
+
+// A pattern as written, between slashes: not JSON-quoted, so a reader (and
+// the Markdown, which escapes it once) sees `\d` as `\d`. Control bytes
+// become \xHH, which a regex reads as the same byte, so nothing is hidden;
+// redacted and cut like a snippet.
+std::string show_pattern(std::string_view pattern) {
+  const std::string redacted = redact(pattern);
+  std::string_view cut = utf8_prefix(redacted, k_snippet_bytes);
+  static const char *hex = "0123456789abcdef";
+  std::string out = "/";
+  for (std::size_t i = 0; i < cut.size();) {
+    std::uint32_t u = 0;
+    std::size_t n = detail::decode_unit(cut, i, u);
+    if (u >= detail::k_invalid_unit) {
+      out += "\xEF\xBF\xBD";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out.append(cut.substr(i, n));
+    }
+    i += n;
+  }
+  return out + (cut.size() < redacted.size() ? "..." : "") + "/";
+}
+
 bool is_number(const boost::json::value &v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
 double to_double(const boost::json::value &v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());
@@ -143,12 +179,12 @@ std::optional<std::string_view> fenced_json(std::string_view text) {
   return first;
 }
 
-std::string json_failure(const Check &c, std::string_view answer) {
+std::string json_failure(const Check &c, std::string_view answer, std::string_view subject) {
   std::optional<boost::json::value> doc = parse_json(trim(answer));
   if (!doc) {
     if (auto body = fenced_json(answer)) doc = parse_json(trim(*body));
   }
-  if (!doc) return "answer is not JSON (nor has a ```json block): " + snippet(answer);
+  if (!doc) return "expected JSON (or a ```json block); " + what_came(subject, answer);
   return json_paths_failure(c, *doc);
 }
 
@@ -160,28 +196,36 @@ std::string json_paths_failure(const Check &c, const boost::json::value &doc_val
   for (const auto &p : c.json_paths) {
     const boost::json::value *v = resolve_pointer(*doc, p.tokens);
     const std::string at = p.pointer.empty() ? "(root)" : snippet(p.pointer);
+    // "expected <pointer> <condition>; it is <value>", the shape of every detail.
+    std::string want;
+    switch (p.test) {
+    case Test::exists: want = p.exists ? "to exist" : "to be absent"; break;
+    case Test::equals: want = "to equal " + show_json(*p.equals); break;
+    case Test::one_of: want = "to be one of " + show_json(boost::json::array(p.one_of.begin(), p.one_of.end())); break;
+    case Test::range:
+      want = "to be a number in [" + (p.min ? show_number(*p.min) : "") + ", " + (p.max ? show_number(*p.max) : "") +
+             "]";
+      break;
+    }
+    const std::string expected = "expected " + at + " " + want + "; ";
     if (p.test == Test::exists) {
-      if (p.exists && v == nullptr) return at + ": missing";
-      if (!p.exists && v != nullptr) return at + ": present, expected absent (" + show_json(*v) + ")";
+      if (p.exists && v == nullptr) return expected + "it is missing";
+      if (!p.exists && v != nullptr) return expected + "it is " + show_json(*v);
       continue;
     }
-    if (v == nullptr) return at + ": missing";
+    if (v == nullptr) return expected + "it is missing";
     switch (p.test) {
     case Test::equals:
-      if (!json_equal(*v, *p.equals))
-        return at + ": expected " + show_json(*p.equals) + ", got " + show_json(*v);
+      if (!json_equal(*v, *p.equals)) return expected + "it is " + show_json(*v);
       break;
     case Test::one_of:
       if (std::none_of(p.one_of.begin(), p.one_of.end(), [&](const auto &o) { return json_equal(*v, o); }))
-        return at + ": " + show_json(*v) + " is not one of " +
-               show_json(boost::json::array(p.one_of.begin(), p.one_of.end()));
+        return expected + "it is " + show_json(*v);
       break;
     case Test::range: {
-      if (!is_number(*v)) return at + ": expected a number, got " + show_json(*v);
+      if (!is_number(*v)) return expected + "it is " + show_json(*v);
       double x = to_double(*v);
-      if ((p.min && x < *p.min) || (p.max && x > *p.max))
-        return at + ": " + show_number(x) + " is outside [" + (p.min ? show_number(*p.min) : "") + ", " +
-               (p.max ? show_number(*p.max) : "") + "]";
+      if ((p.min && x < *p.min) || (p.max && x > *p.max)) return expected + "it is " + show_number(x);
       break;
     }
     case Test::exists: break;
@@ -219,8 +263,9 @@ std::size_t count_words(std::string_view s) {
   return n;
 }
 
-// "" when the check holds, else why not.
-std::string failure(const Check &c, std::string_view answer) {
+// "" when the check holds, else why not, in one shape: "expected <what>;
+// <subject> <what came>".
+std::string failure(const Check &c, std::string_view answer, std::string_view subject) {
   const std::string &t = c.type;
   // parse() guarantees operands; a hand-built Check without one is a bug.
   if (c.values.empty() && t != "json" && t != "number" && t != "length")
@@ -235,54 +280,60 @@ std::string failure(const Check &c, std::string_view answer) {
       return c.ignore_case ? lower(out) : out;
     };
     if (norm(answer) == norm(c.values.front())) return {};
-    return "expected " + snippet(c.values.front()) + ", got " + snippet(answer);
+    return "expected " + snippet(c.values.front()) + (c.ignore_case ? " (any case)" : "") + "; " +
+           what_came(subject, answer);
   }
   if (t == "contains" || t == "not_contains") {
-    bool found = answer.find(c.values.front()) != std::string_view::npos;
+    const std::size_t at = answer.find(c.values.front());
+    const bool found = at != std::string_view::npos;
     if (found == (t == "contains")) return {};
-    return (found ? "found " : "did not find ") + snippet(c.values.front()) + " in " + snippet(answer);
+    if (!found) return "expected to contain " + snippet(c.values.front()) + "; " + what_came(subject, answer);
+    return "expected not to contain " + snippet(c.values.front()) + "; " + std::string(subject) +
+           " has it at byte " + std::to_string(at) + ": " + snippet(answer.substr(at));
   }
   if (t == "icontains") {
     if (lower(answer).find(lower(c.values.front())) != std::string::npos) return {};
-    return "did not find " + snippet(c.values.front()) + " (any case) in " + snippet(answer);
+    return "expected to contain " + snippet(c.values.front()) + " (any case); " + what_came(subject, answer);
   }
   if (t == "starts_with") {
     if (trim_left(answer).substr(0, c.values.front().size()) == c.values.front()) return {};
-    return "expected to start with " + snippet(c.values.front()) + ", got " + snippet(trim_left(answer));
+    return "expected to start with " + snippet(c.values.front()) + "; " + what_came(subject, trim_left(answer));
   }
   if (t == "contains_any") {
     for (const auto &v : c.values)
       if (answer.find(v) != std::string_view::npos) return {};
-    return "none of " + quoted_list(c.values) + " in " + snippet(answer);
+    return "expected to contain one of " + quoted_list(c.values) + "; " + what_came(subject, answer);
   }
   if (t == "contains_all") {
     std::vector<std::string> missing;
     for (const auto &v : c.values)
       if (answer.find(v) == std::string_view::npos) missing.push_back(v);
     if (missing.empty()) return {};
-    return "missing " + quoted_list(missing) + " in " + snippet(answer);
+    return "expected to contain all of " + quoted_list(c.values) + " (missing " + quoted_list(missing) + "); " +
+           what_came(subject, answer);
   }
   if (t == "regex") {
     if (!c.regex) throw std::logic_error("regex check without a compiled pattern");
     if (c.regex->search(answer)) return {};
-    return "no match for " + snippet(c.values.front()) + " in " + snippet(answer);
+    return "expected to match " + show_pattern(c.values.front()) + "; " + what_came(subject, answer);
   }
-  if (t == "json") return json_failure(c, answer);
+  if (t == "json") return json_failure(c, answer, subject);
   if (t == "number") {
     std::optional<double> x = first_number(answer);
     std::string want = show_number(c.number) + (c.tolerance > 0 ? " ± " + show_number(c.tolerance) : "");
-    if (!x) return "expected " + want + ", found no number in " + snippet(answer);
+    if (!x) return "expected " + want + "; " + std::string(subject) + " has no number: " + snippet(answer);
     // Decimal operands are not exact in binary (|1.1 − 1.0| > 0.1): allow a
     // relative hair so that a bound written in decimal is inclusive.
     double slack = 1e-9 * std::max(1.0, std::fabs(c.number));
     if (std::fabs(*x - c.number) <= c.tolerance + slack) return {};
-    return "expected " + want + ", got " + show_number(*x);
+    return "expected " + want + "; " + std::string(subject) + "'s first number is " + show_number(*x);
   }
   if (t == "length") {
     const bool words = c.unit == "words";
     double n = static_cast<double>(words ? count_words(answer) : count_units(answer));
     if ((!c.min || n >= *c.min) && (!c.max || n <= *c.max)) return {};
-    return show_number(n) + (words ? " words" : " chars") + ", expected " + bounds_text(c.min, c.max);
+    return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " + std::string(subject) +
+           " has " + show_number(n);
   }
   throw std::logic_error("unknown check type \"" + t + "\"");
 }
@@ -386,7 +437,7 @@ bool json_equal(const boost::json::value &a, const boost::json::value &b) {
   }
 }
 
-Result evaluate(const Check &c, std::string_view answer) {
+Result evaluate(const Check &c, std::string_view answer, std::string_view subject) {
   Result r;
   r.label = c.label;
   if (is_agent_type(c.type)) {
@@ -395,7 +446,7 @@ Result evaluate(const Check &c, std::string_view answer) {
     return r;
   }
   try {
-    r.detail = failure(c, answer);
+    r.detail = failure(c, answer, subject);
     r.passed = r.detail.empty();
   } catch (const std::bad_alloc &) {
     r.errored = true;

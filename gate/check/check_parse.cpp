@@ -11,39 +11,6 @@ namespace gate::check {
 
 namespace {
 
-struct TypeInfo {
-  const char *type;
-  std::vector<std::string> fields; // besides "type" and "name"
-};
-
-const std::vector<TypeInfo> &type_table() {
-  static const std::vector<TypeInfo> k_types = {
-      {"equals", {"value", "trim", "ignore_case", "collapse_whitespace"}},
-      {"contains", {"value"}},
-      {"icontains", {"value"}},
-      {"not_contains", {"value"}},
-      {"starts_with", {"value"}},
-      {"contains_any", {"values"}},
-      {"contains_all", {"values"}},
-      {"regex", {"pattern", "ignore_case"}},
-      {"json", {"paths"}},
-      {"number", {"value", "tolerance"}},
-      {"length", {"unit", "min", "max"}},
-      {"llm_judge", {"rubric"}},
-      {"exit_code", {"value"}},
-      {"stdout", {"check"}},
-      {"file_exists", {"path"}},
-      {"file_contains", {"path", "value"}},
-      {"file_json", {"path", "paths"}},
-      {"command", {"argv", "timeout"}},
-      {"diff_size", {"max"}},
-      {"file_scope", {"allow"}},
-      {"tool_sequence", {"equals", "contains", "starts_with"}},
-      {"final_state", {"path", "sha256"}},
-  };
-  return k_types;
-}
-
 std::string join(const std::vector<std::string> &items) {
   std::string out;
   for (const auto &s : items)
@@ -277,23 +244,6 @@ void parse_agent(const Fields &f, Check &c) {
 
 } // namespace
 
-bool is_agent_type(std::string_view type) {
-  static constexpr std::string_view k_agent[] = {"exit_code",  "stdout",     "file_exists",   "file_contains",
-                                                 "file_json",  "command",    "diff_size",     "file_scope",
-                                                 "tool_sequence", "final_state"};
-  return std::find(std::begin(k_agent), std::end(k_agent), type) != std::end(k_agent);
-}
-
-const std::vector<std::string> &known_types() {
-  static const std::vector<std::string> k_names = [] {
-    std::vector<std::string> out;
-    for (const auto &t : type_table())
-      out.emplace_back(t.type);
-    return out;
-  }();
-  return k_names;
-}
-
 Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
             const std::string &where) {
   // Text checks first, then the agent ones, which only agent cases take.
@@ -313,9 +263,8 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
   Check c;
   c.type = std::string(type_v->get_string());
-  auto info = std::find_if(type_table().begin(), type_table().end(),
-                           [&](const TypeInfo &t) { return c.type == t.type; });
-  if (info == type_table().end())
+  const TypeInfo *info = find_type(c.type);
+  if (info == nullptr)
     throw_bad_input(where + ": unknown check type \"" + c.type + "\" (known: " +
                     known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
 
@@ -327,7 +276,8 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     f.at = where + ": check \"" + c.label + "\"";
   }
   std::vector<std::string> allowed{"type", "name"};
-  allowed.insert(allowed.end(), info->fields.begin(), info->fields.end());
+  for (const auto &field : info->fields)
+    allowed.push_back(field.name);
   f.only(allowed);
 
   const std::string &t = c.type;

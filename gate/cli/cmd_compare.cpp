@@ -8,6 +8,7 @@
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
+#include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
@@ -167,6 +168,9 @@ int cmd_baseline(const Args& args) {
                                Newlines::keep)
               << "\n";
   }
+  // The first baseline of a repository usually goes into a directory that
+  // does not exist yet (baselines/).
+  if (b_file.has_parent_path()) ensure_directory(b_file.parent_path());
   report::write(next, b_file);
   std::cout << "baseline " << terminal_safe(b_file.string()) << " updated from "
             << terminal_safe(r_file.string()) << " (" << next.tasks.size()

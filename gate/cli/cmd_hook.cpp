@@ -1,11 +1,9 @@
-#include <array>
-#include <cstdio>
+#include <algorithm>
 #include <iostream>
-#include <optional>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gate/cli/common.hpp>
+#include <gate/cli/hook.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
@@ -14,6 +12,8 @@
 namespace gate::cli {
 
 namespace fs = std::filesystem;
+using hook::find_repo;
+using hook::Repo;
 
 namespace {
 
@@ -21,33 +21,6 @@ namespace {
 // it carries this line, so a hook someone else wrote is never deleted.
 constexpr std::string_view k_marker = "# gate-hook: pre-push v1";
 constexpr const char* k_chained_name = "pre-push.gate-chained";
-
-// The first line a fixed git command prints; nullopt when git fails (not a
-// repository, git missing).
-std::optional<std::string> git_line(const char* command) {
-  FILE* pipe = ::popen(command, "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr)
-    out += buf.data();
-  const int status = ::pclose(pipe);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || out.empty()) return std::nullopt;
-  return out.substr(0, out.find('\n'));
-}
-
-struct Repo {
-  fs::path top;   // the work tree's root, where git runs hooks
-  fs::path hooks; // .git/hooks, or core.hooksPath
-};
-
-Repo find_repo() {
-  auto top = git_line("git rev-parse --show-toplevel 2>/dev/null");
-  auto hooks = git_line("git rev-parse --git-path hooks 2>/dev/null");
-  if (!top || !hooks)
-    throw Error(Exit::bad_input, "gate hook: not inside a git work tree (run it from your repository)");
-  return {fs::path(*top), fs::absolute(*hooks).lexically_normal()};
-}
 
 // Single-quoted for sh: the only character to escape is the quote itself.
 std::string sh_quote(const std::string& s) {
@@ -70,25 +43,21 @@ bool written_by_gate(const fs::path& hook) {
   return fs::exists(hook) && read_file(hook).find(k_marker) != std::string::npos;
 }
 
-std::string hook_script(const fs::path& gate_binary, const std::string& config, bool chained) {
+std::string hook_script(const fs::path& gate_binary, const std::string& config,
+                        const std::vector<std::string>& check_args, bool chained) {
   std::string s = "#!/bin/sh\n";
   s += std::string(k_marker) + "\n";
   s += "# Installed by `gate hook install`; `gate hook uninstall` removes it.\n"
-       "# Runs the gate replay-only (fast, offline) before every push and blocks\n"
-       "# the push when it fails. Skip it once with: git push --no-verify\n";
+       "# Runs the gate replay-only (fast, offline) on every commit pushed, each in\n"
+       "# a temporary work tree, and blocks the push when one fails.\n"
+       "# Skip it once with: git push --no-verify\n";
   s += "gate_bin=" + sh_quote(gate_binary.string()) + "\n";
-  s += "config=" + sh_quote(config) + "\n";
-  if (chained) {
-    // The hook that was here before runs first, with git's arguments and
-    // the list of refs git writes to our stdin.
-    s += "refs=$(mktemp) || exit 1\n"
-         "cat >\"$refs\"\n"
-         "\"$(dirname \"$0\")/" +
-         std::string(k_chained_name) +
-         "\" \"$@\" <\"$refs\"\n"
-         "chained_exit=$?\n"
-         "rm -f \"$refs\"\n"
-         "[ \"$chained_exit\" -eq 0 ] || exit \"$chained_exit\"\n";
+  // The arguments chosen at install time, kept here so every push uses them.
+  std::string run = "\"$gate_bin\" hook run --config " + sh_quote(config);
+  if (!check_args.empty()) {
+    run += " --";
+    for (const auto& a : check_args)
+      run += " " + sh_quote(a);
   }
   // clang-format off
   s += R"sh(cd "$(git rev-parse --show-toplevel)" || exit 1
@@ -98,24 +67,27 @@ if [ ! -x "$gate_bin" ]; then
     exit 1
   }
 fi
-out=$("$gate_bin" check --config "$config" --mode replay-only --quiet --format md 2>&1)
-code=$?
-[ "$code" -eq 0 ] && exit 0
-printf '%s\n' "$out" >&2
-case $code in
-  1) why="the gate failed: a regression against the baseline (above). If the change is intended, accept it with gate baseline update and commit the new baseline" ;;
-  4) why="responses are missing from the cache (replay-only). Record them with your key: gate run --config $config --mode replay, then commit the cache" ;;
-  *) why="gate could not check (exit $code, above)" ;;
-esac
-echo "gate pre-push hook: push blocked: $why." >&2
-echo "To push anyway, once: git push --no-verify" >&2
-exit 1
 )sh";
   // clang-format on
+  if (!chained) return s + "exec " + run + "\n";
+  // The hook that was here before runs first, with git's arguments and the
+  // list of refs git writes to our stdin; gate reads the same list.
+  s += "refs=$(mktemp) || exit 1\n"
+       "cat >\"$refs\"\n"
+       "\"$(dirname \"$0\")/" +
+       std::string(k_chained_name) +
+       "\" \"$@\" <\"$refs\"\n"
+       "code=$?\n"
+       "if [ \"$code\" -eq 0 ]; then\n"
+       "  " + run + " <\"$refs\"\n"
+       "  code=$?\n"
+       "fi\n"
+       "rm -f \"$refs\"\n"
+       "exit \"$code\"\n";
   return s;
 }
 
-int install(const po::variables_map& vm) {
+int install(const po::variables_map& vm, const std::vector<std::string>& check_args) {
   const Repo repo = find_repo();
   const fs::path config = fs::absolute(vm["config"].as<std::string>()).lexically_normal();
   if (!fs::exists(config))
@@ -146,16 +118,19 @@ int install(const po::variables_map& vm) {
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   const fs::path gate_binary =
       n > 0 ? fs::path(std::string(self, static_cast<std::size_t>(n))) : fs::path("gate");
-  write_file_atomically(hook, hook_script(gate_binary, config_text, fs::exists(chained)));
+  write_file_atomically(hook, hook_script(gate_binary, config_text, check_args, fs::exists(chained)));
   std::error_code ec;
   fs::permissions(hook,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                       fs::perms::others_read | fs::perms::others_exec,
                   ec);
   if (ec) throw Error(Exit::cannot_run, "cannot make " + hook.string() + " executable: " + ec.message());
+  std::string extra;
+  for (const auto& a : check_args)
+    extra += " " + a;
   std::cout << "installed " << terminal_safe(hook.string()) << ": every push runs `gate check --config "
-            << terminal_safe(config_text)
-            << " --mode replay-only`; skip it once with `git push --no-verify`\n";
+            << terminal_safe(config_text) << " --mode replay-only" << terminal_safe(extra)
+            << "` on each pushed commit, in a temporary work tree; skip it once with `git push --no-verify`\n";
   return 0;
 }
 
@@ -182,20 +157,29 @@ int uninstall() {
 
 } // namespace
 
-int cmd_hook(const Args& args) {
+int cmd_hook(const Args& all_args) {
+  // Everything after "--" is for `gate check`: kept in the hook at install,
+  // passed on by run.
+  const auto dashes = std::find(all_args.begin(), all_args.end(), "--");
+  const Args args(all_args.begin(), dashes);
+  const std::vector<std::string> check_args(dashes == all_args.end() ? dashes : dashes + 1, all_args.end());
+  constexpr const char* usage =
+      "gate hook install|uninstall|run [--config gate.yaml] [--chain] [-- CHECK_OPTIONS...]";
   po::options_description desc("gate hook options");
-  desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "install | uninstall")(
+  desc.add_options()("help,h", "show this help")("action", po::value<std::string>(),
+                                                 "install | uninstall | run (what the installed hook calls)")(
       "config,c", po::value<std::string>()->default_value("gate.yaml"),
       "the gate.yaml the hook checks")("chain", "keep an existing pre-push hook and run it first");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate hook install|uninstall [--config gate.yaml] [--chain]", &pos))
-    return 0;
+  if (!parse_options(args, desc, vm, usage, &pos)) return 0;
   const std::string action = vm.count("action") ? vm["action"].as<std::string>() : "";
-  if (action == "install") return install(vm);
+  if (action == "install") return install(vm, check_args);
+  if (action == "run") return hook::run(vm["config"].as<std::string>(), check_args);
+  if (!check_args.empty()) throw Error(Exit::bad_input, std::string("usage: ") + usage);
   if (action == "uninstall") return uninstall();
-  throw Error(Exit::bad_input, "usage: gate hook install|uninstall [--config gate.yaml] [--chain]");
+  throw Error(Exit::bad_input, std::string("usage: ") + usage);
 }
 
 } // namespace gate::cli

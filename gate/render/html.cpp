@@ -8,6 +8,7 @@
 #include <gate/render/escape.hpp>
 #include <gate/render/html_detail.hpp>
 #include <gate/render/na.hpp>
+#include <gate/util/format.hpp>
 
 namespace gate::render {
 
@@ -38,7 +39,7 @@ std::string with_unit(const std::string& number, const std::string& unit) {
 }
 
 std::string value(double v, const std::string& value_unit) {
-  if (value_unit == "ms") return with_unit(fixed(v, std::fabs(v) < 10 ? 1 : 0), "ms");
+  if (value_unit == "ms") return std::isfinite(v) ? text(human_ms(v)) : "—";
   if (value_unit == "tokens") return fixed(v, 1);
   return with_unit(fixed(v, 1), value_unit);
 }
@@ -261,7 +262,14 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
           " paired tasks had unchanged inputs (replayed), " + std::to_string(v.affected) +
           " were affected by the change.";
   if (v.max_new_failures) body += " max_new_failures: " + std::to_string(*v.max_new_failures) + ".";
-  body += "</p>\n</section>\n";
+  body += "</p>\n";
+  // "0 regressed" under a failed gate reads like a contradiction: say what
+  // failed instead (a suite metric, a threshold on new failures, ...).
+  if (!v.passed() && v.regressed == 0 && !v.reasons.empty())
+    body += "<p class=\"fail-reason\">No task regressed on its own; the gate " +
+            std::string(v.status == compare::Status::unmeasured ? "could not measure" : "failed") + ": " +
+            text(v.reasons.front()) + (v.reasons.size() > 1 ? " (and the reasons above)" : "") + "</p>\n";
+  body += "</section>\n";
 
   std::vector<Bar> bars;
   for (const compare::ScenarioRow& s : v.scenarios)

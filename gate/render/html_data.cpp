@@ -4,6 +4,7 @@
 
 #include <gate/render/escape.hpp>
 #include <gate/report/report.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 
@@ -144,6 +145,8 @@ void run(Writer& w, const results::Run& r) {
   }
   w.key("latency_ms");
   w.num(r.latency_ms);
+  w.key("latency"); // for people: "85 µs", "1.24 s"
+  w.str(human_ms(r.latency_ms));
   if (r.cache_hit) {
     w.key("cache_hit");
     w.boolean(true);

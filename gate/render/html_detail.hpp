@@ -59,7 +59,8 @@ inline const std::vector<std::string>& report_statuses() {
 //   side = {"c": N | null, "n": N | null, "errored": N | null, "runs": [run, ...]}
 //   run  = {"index", "passed", "checks": [{"label", "passed", "detail"?}],
 //           "answer": index, "prompt_tokens", "completion_tokens",
-//           "latency_ms", and only when not their default:
+//           "latency_ms", "latency" (the same for people: "85 µs"), and only
+//           when not their default:
 //           "error" (""), "error_message" (""), "answer_truncated" (false),
 //           "answer_shortened" (false), "usage_known" (true),
 //           "cache_hit" (false), "attempts" (1), "tools" ([], tool names)}

@@ -16,6 +16,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:v
 h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px}h3{font-size:15px;margin:8px 0}h4{margin:2px 0 4px;font-size:14px}h5{margin:6px 0 2px;font-size:13px}
 .headline{font-size:16px;font-weight:600;padding:10px 12px;border-radius:6px;border:1px solid var(--line)}
 .headline.pass{background:#dafbe1;border-color:#aceebb}.headline.fail{background:#ffebe9;border-color:#ffcecb}
+.fail-reason{color:var(--fail);font-weight:600}
 .muted,.hint{color:var(--muted)}.small{font-size:12px}
 ul.reasons li{color:var(--fail)}ul.warnings li{color:var(--warn)}
 table{border-collapse:collapse;width:100%;margin:8px 0}
@@ -114,7 +115,7 @@ constexpr std::string_view k_main_js = R"js(
     if (r.error) field(dl, 'error', r.error + (r.error_message ? ': ' + r.error_message : ''));
     field(dl, 'tokens', r.usage_known !== false ? r.prompt_tokens + ' prompt + ' + r.completion_tokens + ' completion'
                                       : 'not reported by the provider');
-    field(dl, 'latency', r.cache_hit ? 'none (cache hit)' : r.latency_ms + ' ms');
+    field(dl, 'latency', r.cache_hit ? 'none (cache hit)' : r.latency);
     field(dl, 'cache hit', r.cache_hit ? 'yes' : 'no');
     field(dl, 'attempts', String(r.attempts || 1));
     if (r.tools && r.tools.length) field(dl, 'tool calls', r.tools.join(' \u2192 '));

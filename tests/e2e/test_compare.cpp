@@ -140,6 +140,15 @@ TEST_CASE("baseline update shows what changes, writes atomically and refuses a s
   CHECK(forced.exit_code == 0);
 }
 
+TEST_CASE("the first baseline update creates the baseline's directory") {
+  TempDir tmp;
+  Result r = run_gate({"baseline", "update", "--report", regressed().string(), "--baseline", "baselines/demo.json"},
+                      tmp.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(slurp(tmp.path() / "baselines" / "demo.json") == slurp(regressed()));
+}
+
 TEST_CASE("in GitHub Actions: annotations on stdout and the verdict appended to the step summary") {
   TempDir tmp;
   spit(tmp.path() / "summary.md", "previous step\n");

@@ -2,6 +2,7 @@
 // that pushes to a local bare remote.
 #include <doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -158,4 +159,62 @@ TEST_CASE("a foreign hook is never clobbered: refused, or chained and restored")
 
   REQUIRE(run_gate({"hook", "uninstall"}, repo.work).exit_code == 0);
   CHECK(slurp(repo.hook()) == foreign);
+}
+
+TEST_CASE("the hook checks the pushed commit, not the work tree, and says which") {
+  Repo repo;
+  REQUIRE(run_gate({"hook", "install", "--config", "demo/gate.yaml"}, repo.work).exit_code == 0);
+  const std::string pushed = repo.remote_main();
+
+  SUBCASE("a regressing commit is blocked although the work tree holds a clean revert") {
+    const std::string good = repo.head();
+    regress(repo);
+    // The revert sits uncommitted in the work tree: checking the tree would pass.
+    REQUIRE(sh(repo.work, "git checkout " + good.substr(0, 40) + " -- .").exit_code == 0);
+    Result blocked = sh(repo.work, "git push -q origin main");
+    INFO(blocked.out);
+    CHECK(blocked.exit_code != 0);
+    CHECK(repo.remote_main() == pushed);
+    const std::string head = sh(repo.work, "git rev-parse --short=12 HEAD").out.substr(0, 12);
+    CHECK(blocked.out.find("checked commit " + head) != std::string::npos);
+    CHECK(blocked.out.find("❌ gate failed") != std::string::npos); // the headline
+    CHECK(blocked.out.find("tasks that got worse") != std::string::npos); // a few, by id
+    CHECK(blocked.out.find(": passed 3/3 → ") != std::string::npos);
+    CHECK(blocked.out.find("full verdict: ") != std::string::npos);
+    CHECK(blocked.out.find("verdict.md") != std::string::npos);
+    CHECK(blocked.out.find("| ") == std::string::npos); // no raw Markdown table
+    CHECK(std::count(blocked.out.begin(), blocked.out.end(), '\n') < 30);
+    // No temporary work tree is left registered.
+    CHECK(sh(repo.work, "git worktree list").out.find("gate-hook") == std::string::npos);
+  }
+
+  SUBCASE("a good commit passes although an uncommitted file is broken") {
+    spit(repo.work / "x.txt", "x\n");
+    repo.commit("an unrelated change");
+    spit(repo.work / "demo" / "gate.yaml", "this: [is not a config\n");
+    Result r = sh(repo.work, "git push -q origin main");
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(repo.remote_main() == repo.head());
+    CHECK(r.out.find("checked commit ") != std::string::npos);
+  }
+}
+
+TEST_CASE("arguments given at install are kept in the hook") {
+  Repo repo;
+  // Check options after "--" go to every check the hook runs; a bad one
+  // shows that they are passed (and the hook says it could not check).
+  Result install =
+      run_gate({"hook", "install", "--config", "demo/gate.yaml", "--", "--max-new-failures", "many"}, repo.work);
+  INFO(install.out << install.err);
+  REQUIRE(install.exit_code == 0);
+  CHECK(install.out.find("--max-new-failures many") != std::string::npos);
+  CHECK(slurp(repo.hook()).find("'--max-new-failures' 'many'") != std::string::npos);
+  spit(repo.work / "x.txt", "x\n");
+  repo.commit("an unrelated change");
+  Result r = sh(repo.work, "git push -q origin main");
+  INFO(r.out);
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("--max-new-failures") != std::string::npos);
+  CHECK(r.out.find("could not check") != std::string::npos);
 }

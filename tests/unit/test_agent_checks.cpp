@@ -52,10 +52,10 @@ TEST_CASE("exit_code") {
   Fixture f;
   CHECK(f.passes(R"({"type":"exit_code"})"));
   CHECK_FALSE(f.passes(R"({"type":"exit_code","value":2})"));
-  CHECK(f.detail(R"({"type":"exit_code","value":2})") == "exit code 0, expected 2");
+  CHECK(f.detail(R"({"type":"exit_code","value":2})") == "expected exit code 2; the command exited with 0");
   f.process.exit_code = -1;
   f.process.signal = 9;
-  CHECK(f.detail(R"({"type":"exit_code"})") == "killed by signal 9");
+  CHECK(f.detail(R"({"type":"exit_code"})") == "expected exit code 0; the command was killed by signal 9");
 }
 
 TEST_CASE("stdout applies a text check; a plain text check on an agent case applies to stdout too") {
@@ -73,15 +73,17 @@ TEST_CASE("file_exists, file_contains, file_json, final_state") {
   CHECK_FALSE(f.passes(R"({"type":"file_exists","path":"b.txt"})"));
   CHECK(f.passes(R"({"type":"file_contains","path":"a.txt","value":"TWO"})"));
   CHECK(f.detail(R"({"type":"file_contains","path":"a.txt","value":"four"})") ==
-        "\"a.txt\" does not contain \"four\"");
+        "expected \"a.txt\" to contain \"four\"; the file is \"one\\nTWO\\nthree\\n\"");
   // A symlink is not followed, even to a file inside.
   CHECK(f.detail(R"({"type":"file_contains","path":"link","value":"one"})") ==
-        "\"link\" is a symlink (checks do not follow symlinks)");
+        "expected \"link\" to contain \"one\"; it is a symlink (checks do not follow symlinks)");
+  CHECK(f.detail(R"({"type":"final_state","path":"gone.txt","sha256":")" + std::string(64, 'a') + "\"}") ==
+        "expected \"gone.txt\" to have sha256 " + std::string(64, 'a') + "; it does not exist");
   CHECK(f.passes(
       R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":3},{"path":"/name","one_of":["x","y"]}]})"));
   CHECK(f.detail(R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":4}]})") ==
-        "\"answer.txt\": \"/n\": expected 4, got 3");
-  CHECK(f.detail(R"({"type":"file_json","path":"a.txt","paths":[]})").starts_with("\"a.txt\" is not JSON"));
+        "\"answer.txt\": expected \"/n\" to equal 4; it is 3");
+  CHECK(f.detail(R"({"type":"file_json","path":"a.txt","paths":[]})").starts_with("expected \"a.txt\" to be JSON; it is not"));
   CHECK(f.passes(R"({"type":"final_state","path":"keep.txt","sha256":")" + gate::sha256_hex("k") + "\"}"));
   CHECK_FALSE(
       f.passes(R"({"type":"final_state","path":"keep.txt","sha256":")" + gate::sha256_hex("j") + "\"}"));
@@ -91,7 +93,7 @@ TEST_CASE("command runs in the work copy and passes on exit 0") {
   Fixture f;
   CHECK(f.passes(R"({"type":"command","argv":["true"]})"));
   CHECK(f.detail(R"({"type":"command","argv":["sh","-c","echo broken >&2; exit 1"]})") ==
-        "exit code 1: \"broken\\n\"");
+        "expected [sh, -c, echo broken >&2; exit 1] to exit 0; it exited with 1: \"broken\\n\"");
   gate::check::Result r = evaluate(chk(R"({"type":"command","argv":["gate-no-such-program-xyz"]})"), f.ctx);
   CHECK(r.errored);
 }
@@ -103,7 +105,7 @@ TEST_CASE("diff_size counts changed lines against the fixture") {
   CHECK(changed_lines("", "x\ny") == 2);
   CHECK(changed_lines("a\nb\nc", "a\nc") == 1);
   CHECK(f.passes(R"({"type":"diff_size","max":4})"));
-  CHECK(f.detail(R"({"type":"diff_size","max":3})") == "4 lines changed, at most 3 allowed");
+  CHECK(f.detail(R"({"type":"diff_size","max":3})") == "expected at most 3 changed lines; 4 changed");
 }
 
 TEST_CASE("file_scope lists what changed outside the allowed globs") {
@@ -111,7 +113,7 @@ TEST_CASE("file_scope lists what changed outside the allowed globs") {
   CHECK(changed_paths(f.before, f.after) == std::vector<std::string>{"a.txt", "answer.txt", "link"});
   CHECK(f.passes(R"({"type":"file_scope","allow":["a.txt","answer.txt","li*"]})"));
   CHECK(f.detail(R"({"type":"file_scope","allow":["answer.txt"]})") ==
-        "2 path(s) changed outside [answer.txt]: \"a.txt\", \"link\"");
+        "expected changes only in [answer.txt]; 2 path(s) changed outside: \"a.txt\", \"link\"");
   // A deleted file is a change too.
   f.after.erase("keep.txt");
   CHECK_FALSE(f.passes(R"({"type":"file_scope","allow":["a.txt","answer.txt","link"]})"));
@@ -126,5 +128,5 @@ TEST_CASE("tool_sequence equals, starts_with, contains (in order)") {
   CHECK(f.passes(R"({"type":"tool_sequence","contains":["read_file","write_answer"]})"));
   CHECK_FALSE(f.passes(R"({"type":"tool_sequence","contains":["write_answer","read_file"]})"));
   CHECK(f.detail(R"({"type":"tool_sequence","equals":[]})") ==
-        "tool calls [read_file, read_file, write_answer] do not equal []");
+        "expected tool calls to equal []; they were [read_file, read_file, write_answer]");
 }

@@ -46,7 +46,7 @@ bool has(const std::string &text, std::string_view part) { return text.find(part
 TEST_CASE("equals: trims by default, options, expected fallback") {
   CHECK(passes(R"({"type":"equals","value":"Paris"})", "  Paris\n"));
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris"})", "Lyon"));
-  CHECK(detail(R"({"type":"equals","value":"Paris"})", "Lyon") == R"(expected "Paris", got "Lyon")");
+  CHECK(detail(R"({"type":"equals","value":"Paris"})", "Lyon") == R"(expected "Paris"; the answer is "Lyon")");
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris","trim":false})", " Paris"));
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris"})", "paris"));
   CHECK(passes(R"({"type":"equals","value":"Paris","ignore_case":true})", "PARIS"));
@@ -74,7 +74,7 @@ TEST_CASE("details are short, valid UTF-8, escaped and redacted") {
   std::string long_answer(200, 'x');
   std::string d = detail(R"({"type":"equals","value":"Paris"})", long_answer);
   // "expected \"Paris\", got " is 22 bytes; the answer part is 80 x's, "..." and quotes.
-  CHECK(d == "expected \"Paris\", got \"" + std::string(80, 'x') + "...\"");
+  CHECK(d == "expected \"Paris\"; the answer starts with \"" + std::string(80, 'x') + "...\"");
   std::string accents;
   for (int i = 0; i < 100; ++i)
     accents += "\xC3\xA9"; // é, 2 bytes each: 80 bytes = 40 of them
@@ -82,7 +82,7 @@ TEST_CASE("details are short, valid UTF-8, escaped and redacted") {
   CHECK(gate::valid_utf8(d));
   CHECK(has(d, "\"" + accents.substr(0, 80) + "...\""));
   d = detail(R"({"type":"contains","value":"z"})", std::string("a\0b\n\xff", 5));
-  CHECK(d == "did not find \"z\" in \"a\\u0000b\\n\xEF\xBF\xBD\"");
+  CHECK(d == "expected to contain \"z\"; the answer is \"a\\u0000b\\n\xEF\xBF\xBD\"");
   gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
   d = detail(R"({"type":"equals","value":"Paris"})", "my key is sk-canary-7f3a9b1c2d4e5f60, ok");
   CHECK_FALSE(has(d, "sk-canary"));
@@ -96,7 +96,7 @@ TEST_CASE("details are short, valid UTF-8, escaped and redacted") {
 TEST_CASE("contains, icontains, not_contains, starts_with") {
   CHECK(passes(R"({"type":"contains","value":"refund"})", "We will refund you."));
   CHECK_FALSE(passes(R"({"type":"contains","value":"refund"})", "We will REFUND you."));
-  CHECK(detail(R"({"type":"contains","value":"refund"})", "no") == R"(did not find "refund" in "no")");
+  CHECK(detail(R"({"type":"contains","value":"refund"})", "no") == R"(expected to contain "refund"; the answer is "no")");
   CHECK(passes(R"({"type":"icontains","value":"refund"})", "We will REFUND you."));
   CHECK_FALSE(passes(R"({"type":"icontains","value":"refund"})", "We will pay you."));
   // ASCII folding only; the bytes of other characters are compared as they are.
@@ -105,7 +105,7 @@ TEST_CASE("contains, icontains, not_contains, starts_with") {
   CHECK_FALSE(passes(R"({"type":"icontains","value":"\u00e9"})", "\xC3\x89"));
   CHECK(passes(R"({"type":"not_contains","value":"sorry"})", "Here you go."));
   CHECK_FALSE(passes(R"({"type":"not_contains","value":"sorry"})", "I'm sorry."));
-  CHECK(detail(R"({"type":"not_contains","value":"sorry"})", "sorry") == R"(found "sorry" in "sorry")");
+  CHECK(detail(R"({"type":"not_contains","value":"sorry"})", "sorry") == R"(expected not to contain "sorry"; the answer has it at byte 0: "sorry")");
   CHECK(passes(R"({"type":"starts_with","value":"Yes"})", "  \n Yes, because"));
   CHECK_FALSE(passes(R"({"type":"starts_with","value":"Yes"})", "I think Yes"));
   CHECK_FALSE(passes(R"({"type":"starts_with","value":"Yes"})", "Ye"));
@@ -118,10 +118,10 @@ TEST_CASE("contains_any and contains_all") {
   const char *all = R"({"type":"contains_all","values":["a","b","c"]})";
   CHECK(passes(any, "sure thing"));
   CHECK_FALSE(passes(any, "no"));
-  CHECK(detail(any, "no") == R"(none of "yes", "sure" in "no")");
+  CHECK(detail(any, "no") == R"(expected to contain one of "yes", "sure"; the answer is "no")");
   CHECK(passes(all, "cab"));
   CHECK_FALSE(passes(all, "a"));
-  CHECK(detail(all, "a") == R"(missing "b", "c" in "a")");
+  CHECK(detail(all, "a") == R"(expected to contain all of "a", "b", "c" (missing "b", "c"); the answer is "a")");
   CHECK(
       has(parse_error(R"({"type":"contains_any","values":[]})"), "non-empty array of strings, got an array"));
   CHECK(has(parse_error(R"({"type":"contains_all","values":["a",3]})"),
@@ -132,13 +132,19 @@ TEST_CASE("contains_any and contains_all") {
 TEST_CASE("regex check") {
   CHECK(passes(R"({"type":"regex","pattern":"\\border #\\d{5}\\b"})", "Your order #12345 shipped"));
   CHECK_FALSE(passes(R"({"type":"regex","pattern":"\\border #\\d{5}\\b"})", "Your order #1234 shipped"));
-  CHECK(detail(R"({"type":"regex","pattern":"^ok$"})", "nope") == R"(no match for "^ok$" in "nope")");
+  CHECK(detail(R"({"type":"regex","pattern":"^ok$"})", "nope") == R"(expected to match /^ok$/; the answer is "nope")");
   CHECK_FALSE(passes(R"({"type":"regex","pattern":"paris"})", "PARIS"));
   CHECK(passes(R"({"type":"regex","pattern":"paris","ignore_case":true})", "PARIS"));
   std::string e = parse_error(R"({"type":"regex","name":"id","pattern":"(a"})");
   CHECK(has(e, "cases.jsonl:3: check \"regex:id\": regex \"(a\": missing ')'"));
   CHECK(has(parse_error(R"({"type":"regex","pattern":"(\\d)\\1"})"), "backreferences are not supported"));
   CHECK(has(parse_error(R"({"type":"regex","pattern":""})"), "\"pattern\" must not be empty"));
+}
+
+TEST_CASE("a regex in a detail is shown as written, not JSON-escaped; control bytes as \\xHH") {
+  // In the suite line the pattern is the JSON string "^\\d+$", that is ^\d+$.
+  CHECK(detail(R"({"type":"regex","pattern":"^\\d+$"})", "x") == R"(expected to match /^\d+$/; the answer is "x")");
+  CHECK(detail(R"({"type":"regex","pattern":"a\nb"})", "x") == R"(expected to match /a\x0ab/; the answer is "x")");
 }
 
 TEST_CASE("json: whole answer, fenced blocks, paths") {
@@ -148,15 +154,15 @@ TEST_CASE("json: whole answer, fenced blocks, paths") {
   CHECK(passes(shape, "Here:\n```\n[1, 2]\n```"));
   CHECK(passes(shape, "inline ```{\"a\":1}``` too"));
   CHECK_FALSE(passes(shape, "not json {a: 1}"));
-  CHECK(has(detail(shape, "nope"), "answer is not JSON"));
+  CHECK(has(detail(shape, "nope"), "expected JSON (or a ```json block); the answer is \"nope\""));
   CHECK_FALSE(passes(shape, "```json\n{\"a\": \n```"));
   // The first ```json block is taken even after another fenced block.
   const char *a_is_1 = R"({"type":"json","paths":[{"path":"/a","equals":1}]})";
   CHECK(passes(a_is_1, "```python\nprint(1)\n```\n```json\n{\"a\": 1.0}\n```"));
   CHECK(passes(a_is_1, "```JSON\n{\"a\": 1}\n```"));
   CHECK_FALSE(passes(a_is_1, R"({"a": 2})"));
-  CHECK(detail(a_is_1, R"({"a": 2})") == R"("/a": expected 1, got 2)");
-  CHECK(detail(a_is_1, R"({"b": 1})") == R"("/a": missing)");
+  CHECK(detail(a_is_1, R"({"a": 2})") == R"(expected "/a" to equal 1; it is 2)");
+  CHECK(detail(a_is_1, R"({"b": 1})") == R"(expected "/a" to equal 1; it is missing)");
 
   const char *deep = R"({"type":"json","paths":[
       {"path":"/items/1/name","equals":"pear"},
@@ -172,22 +178,22 @@ TEST_CASE("json: whole answer, fenced blocks, paths") {
       detail(
           deep,
           R"({"id":7,"status":"failed","score":0.75,"items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})"),
-      R"("/status": "failed" is not one of ["ok","done"])"));
+      R"(expected "/status" to be one of ["ok","done"]; it is "failed")"));
   CHECK(has(
       detail(deep,
              R"({"id":7,"status":"ok","score":1.5,"items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})"),
-      R"("/score": 1.5 is outside [0.5, 1])"));
+      R"(expected "/score" to be a number in [0.5, 1]; it is 1.5)"));
   CHECK(has(
       detail(deep,
              R"({"id":7,"status":"ok","score":"high","items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})"),
-      "expected a number"));
+      "to be a number in [0.5, 1]; it is \"high\""));
   CHECK(has(
       detail(
           deep,
           R"({"id":7,"error":null,"status":"ok","score":1,"items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})"),
-      R"("/error": present, expected absent (null))"));
+      R"(expected "/error" to be absent; it is null)"));
   CHECK(has(detail(deep, R"({"status":"ok","score":1,"items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})"),
-            R"("/id": missing)"));
+            R"(expected "/id" to exist; it is missing)"));
   CHECK_FALSE(passes(
       deep, R"({"id":7,"status":"ok","score":1,"items":[{"n":[1,3],"name":"apple"},{"name":"pear"}]})"));
   CHECK(passes(R"({"type":"json","paths":[{"path":"/n","max":10}]})", R"({"n":-3})"));
@@ -283,8 +289,8 @@ TEST_CASE("number check") {
   CHECK(passes(near42, "about 41.6 units"));
   CHECK(passes(near42, "42.5")); // the bound is inclusive
   CHECK_FALSE(passes(near42, "41.4"));
-  CHECK(detail(near42, "41.4") == "expected 42 ± 0.5, got 41.4");
-  CHECK(detail(near42, "none") == "expected 42 ± 0.5, found no number in \"none\"");
+  CHECK(detail(near42, "41.4") == "expected 42 ± 0.5; the answer's first number is 41.4");
+  CHECK(detail(near42, "none") == "expected 42 ± 0.5; the answer has no number: \"none\"");
   CHECK(passes(R"({"type":"number","value":1234567})", "1,234,567"));
   CHECK_FALSE(passes(R"({"type":"number","value":7})", "7.01"));
   // |1.1 - 1.0| is 0.10000000000000009 in binary; written in decimal it is 0.1.
@@ -304,12 +310,12 @@ TEST_CASE("length check counts code points and words") {
   // 日本語: 9 bytes, 3 characters.
   CHECK_FALSE(passes(R"({"type":"length","unit":"chars","min":4})", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E"));
   CHECK(detail(R"({"type":"length","unit":"chars","min":4})", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E") ==
-        "3 chars, expected at least 4");
+        "expected at least 4 chars; the answer has 3");
   CHECK(passes(R"({"type":"length","min":2,"max":2})", "\xff\xfe")); // each invalid byte counts once
   const char *words = R"({"type":"length","unit":"words","min":2,"max":4})";
   CHECK(passes(words, "  one two  three\n four "));
   CHECK_FALSE(passes(words, "one two three four five"));
-  CHECK(detail(words, "one two three four five") == "5 words, expected between 2 and 4");
+  CHECK(detail(words, "one two three four five") == "expected between 2 and 4 words; the answer has 5");
   CHECK_FALSE(passes(words, "   "));
   CHECK(has(parse_error(R"({"type":"length"})"), "expected \"min\", \"max\" or both"));
   CHECK(has(parse_error(R"({"type":"length","unit":"bytes","max":1})"),
@@ -397,6 +403,6 @@ TEST_CASE("json details are redacted too") {
   gate::register_secret("sk-canary-7f3a9b1c2d4e5f60");
   std::string d = detail(R"({"type":"json","paths":[{"path":"/k","equals":"x"}]})",
                          R"({"k":"sk-canary-7f3a9b1c2d4e5f60"})");
-  CHECK(has(d, "\"/k\": expected \"x\", got"));
+  CHECK(has(d, "expected \"/k\" to equal \"x\"; it is"));
   CHECK_FALSE(has(d, "sk-canary"));
 }

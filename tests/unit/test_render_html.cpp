@@ -429,3 +429,24 @@ TEST_CASE("a single report: task table without comparison columns, statuses from
   // Single bars: lang at 100% = 340 px.
   CHECK(has(html, "<rect class=\"cur\" x=\"210\" y=\"4\" width=\"340.0\" height=\"12\"/>"));
 }
+
+TEST_CASE("a failed gate with no regressed task says why it failed next to the task counts") {
+  compare::Verdict v = verdict();
+  v.regressed = 0;
+  v.reasons = {"success rate fell 19.7pp (threshold 2.0pp, p=0.003 adjusted)"};
+  const std::string html = render::verdict_html(v, baseline(), current());
+  CHECK(has(html, "4 paired · 0 regressed"));
+  CHECK(has(html, "<p class=\"fail-reason\">No task regressed on its own; the gate failed: success rate fell "
+                  "19.7pp (threshold 2.0pp, p=0.003 adjusted)</p>"));
+  // With a regressed task the counts say it themselves.
+  CHECK_FALSE(has(render::verdict_html(verdict(), baseline(), current()), "fail-reason\">"));
+}
+
+TEST_CASE("latencies are in human units: the metric table and each run's") {
+  const std::string html = render::verdict_html(verdict(), baseline(), current());
+  const boost::json::value data = boost::json::parse(blob(html));
+  const auto& run = data.at("tasks").as_array()[0].at("a").at("runs").as_array()[0];
+  CHECK(run.at("latency_ms") == 250.5);
+  CHECK(str(run.at("latency")) == "250 ms"); // 250.5 is exact; printf rounds half to even
+  CHECK(has(html, "r.cache_hit ? 'none (cache hit)' : r.latency)"));
+}

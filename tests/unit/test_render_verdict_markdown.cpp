@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/json.hpp>
+
+#include <gate/check/check.hpp>
 #include <gate/render/escape.hpp>
 #include <gate/render/verdict_markdown.hpp>
 #include <gate/util/atomic_file.hpp>
@@ -439,4 +442,19 @@ TEST_CASE("verdict markdown: a passing verdict without changes") {
 
 TEST_CASE("verdict markdown: a limit below the minimum is a programming error") {
   CHECK_THROWS_AS(verdict_markdown(small(), {render::k_min_verdict_bytes - 1, "x"}), std::invalid_argument);
+}
+
+TEST_CASE("verdict markdown: a regex in a check detail is escaped once, so it reads as written") {
+  // The suite line holds the JSON string "^\\d{3}$", that is the regex ^\d{3}$.
+  const gate::check::Check c =
+      gate::check::parse(boost::json::parse(R"({"type":"regex","pattern":"^\\d{3}$"})"), std::nullopt, "t");
+  const gate::check::Result r = gate::check::evaluate(c, "abc");
+  REQUIRE(r.detail == R"(expected to match /^\d{3}$/; the answer is "abc")");
+  Verdict v = small();
+  v.tasks[0].failing_checks = {r.label + ": " + r.detail};
+  const std::string md = verdict_markdown(v, {65'536, "verdict.html"});
+  // Markdown source: one backslash before each character Markdown would
+  // read (\\ for \, \$ for $); rendered: ^\d{3}$.
+  CHECK(md.find(R"(regex: expected to match /^\\d{3}\$/; the answer is "abc")") != std::string::npos);
+  CHECK(md.find(R"(\\\\d)") == std::string::npos);
 }
