@@ -53,11 +53,14 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 cp -R "$root/fixtures/demo/suite" "$out/suite"
+cp -R "$root/fixtures/demo/prompts" "$out/prompts"
 cat >"$out/gate.yaml" <<YAML
 # Written by examples/record-demo.sh: the demo suite recorded against $provider.
 suite:
   path: suite
-  version: v1
+  version: v2
+prompt:
+  system_file: prompts/support.md
 model:
   provider: $provider
   base_url: $base_url

@@ -10,6 +10,7 @@
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/signals.hpp>
 #include <gate/net/http_client.hpp>
+#include <gate/prompt/apply.hpp>
 #include <gate/render/junit.hpp>
 #include <gate/render/markdown.hpp>
 #include <gate/report/measured.hpp>
@@ -209,7 +210,12 @@ RunResult run_from_options(const po::variables_map& vm) {
   pad_thread_heaps(); // the suite, the requests, the runs and report.json are built on several threads
   // Held until the process exits (keep_until_exit): freeing 20,000 cases
   // and their compiled regexes at the end of a run is pure waiting.
-  const suite::Suite& s = keep_until_exit(suite::load(cfg.suite, cfg.suite_version));
+  // The prompt templates are read and rendered into the cases before any
+  // request: a bad variable stops here (exit 2), not halfway through a run.
+  const prompt::Prompts prompts = prompt::load(cfg);
+  suite::Suite loaded = suite::load(cfg.suite, cfg.suite_version);
+  prompt::apply(loaded, prompts);
+  const suite::Suite& s = keep_until_exit(std::move(loaded));
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
     throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
                                      s.name + " " + s.version + " has " + s.sha256);
@@ -289,6 +295,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   const std::string fatal = outcome.fatal;
   const Exit fatal_code = outcome.fatal_code;
   result.report = run::assemble(std::move(outcome), s, cfg, started, utc_now_iso());
+  result.report->prompts = prompts.used;
   ensure_directory(cfg.outputs.dir);
   const fs::path json_path = config::output_path(cfg.outputs, cfg.outputs.json);
   result.report->resumed = resumed_from(json_path, *result.report);

@@ -325,10 +325,13 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
     if (!listed(d)) continue;
     d.failing_checks = failing_checks(*p.cur);
     d.answer_excerpt = first_failing_answer(*p.cur);
+    d.input = p.cur->input;
     d.first_divergence = p.sa->first_divergence;
     v.tasks.push_back(std::move(d));
   }
   v.affected = v.paired - v.unchanged_inputs;
+  for (auto& w : detail::prompt_warnings(baseline, current, pairs, v.affected))
+    v.warnings.push_back(std::move(w));
   std::sort(v.tasks.begin(), v.tasks.end(), [](const TaskDiff& x, const TaskDiff& y) {
     int cx = order_class(x), cy = order_class(y);
     return cx != cy ? cx < cy : x.id < y.id;

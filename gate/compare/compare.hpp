@@ -95,6 +95,9 @@ struct TaskDiff {
   double p_value = 1, q_value = 1; // Fisher one-sided (worse for regressed, better for fixed) and its BH q
   std::vector<std::string> failing_checks; // labels (with detail) failing in current runs, deduplicated
   std::string answer_excerpt;              // a current failing run's answer, ≤ 200 bytes, UTF-8 safe
+  // The current side's rendered input (the report's task "input", at most
+  // results::k_input_limit bytes); "" = unknown.
+  std::string input;
   std::optional<int> first_divergence;
 };
 

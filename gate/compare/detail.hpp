@@ -99,6 +99,11 @@ RouteDiff diff_routes(const report::Report& baseline, const report::Report& curr
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator);
 
+// "prompt changed: prompts/support.md (system); 11 of 44 paired tasks sent
+// another input", one line per role whose template differs (prompts.cpp).
+std::vector<std::string> prompt_warnings(const report::Report& baseline, const report::Report& current,
+                                         const std::vector<Pair>& pairs, std::int64_t affected);
+
 // One line per failed rule: metrics in row order, regressed tasks, new failures.
 std::vector<std::string> reasons(const Verdict& v);
 

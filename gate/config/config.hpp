@@ -47,6 +47,15 @@ struct JudgeConfig {
   std::int64_t max_tokens = 256;
 };
 
+// The prompt under test (docs/config.md "Prompts"): system and user
+// templates, each inline or in a file (resolved against gate.yaml's
+// directory); "" = none. Not part of the suite: editing one is an ordinary
+// change, not a new suite version.
+struct PromptConfig {
+  std::string system, user;
+  std::filesystem::path system_file, user_file;
+};
+
 struct CacheConfig {
   std::filesystem::path dir = ".gate/cache";
   CacheMode mode = CacheMode::replay;
@@ -91,6 +100,7 @@ struct Config {
   std::string suite_sha256;    // "" = not pinned; else 64 lowercase hex digits
   ModelConfig model;
   JudgeConfig judge;
+  PromptConfig prompt;
   int runs = 3; // k
   int concurrency = 4;
   double token_band_pct = 25.0;

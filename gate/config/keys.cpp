@@ -193,6 +193,14 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.judge.temperature; }, {.nullable = true, .range = {0, 2}}));
   r.push_back(make("judge.max_tokens", Kind::integer, "the judge's completion token limit",
       [](auto& c) -> auto& { return c.judge.max_tokens; }, {.range = {16, 1e9}}));
+  r.push_back(make("prompt.system", Kind::string, "system prompt template, inline ({{var}} from each case's vars); \"\" or null = none",
+      [](auto& c) -> auto& { return c.prompt.system; }, {.nullable = true}));
+  r.push_back(make("prompt.system_file", Kind::path, "system prompt template file, e.g. prompts/support.md; not with prompt.system",
+      [](auto& c) -> auto& { return c.prompt.system_file; }, {.nullable = true}));
+  r.push_back(make("prompt.user", Kind::string, "user message template, inline, for cases without an input; \"\" or null = none",
+      [](auto& c) -> auto& { return c.prompt.user; }, {.nullable = true}));
+  r.push_back(make("prompt.user_file", Kind::path, "user message template file; not with prompt.user",
+      [](auto& c) -> auto& { return c.prompt.user_file; }, {.nullable = true}));
   r.push_back(make("runs", Kind::integer, "runs per task (k)",
       [](auto& c) -> auto& { return c.runs; }, {.range = {1, 1000}}));
   r.push_back(make("concurrency", Kind::integer, "tasks in flight at once",

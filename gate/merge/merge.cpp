@@ -73,6 +73,12 @@ void check_same_evaluation(const Part& first, const Part& p) {
     refuse("different configurations (" + join(keys) + ")" + both(first.file, p.file) +
            "; every shard must run with the same gate.yaml and flags apart from --shard");
   if (a.route != b.route) refuse("different routes" + both(first.file, p.file));
+  auto same_prompt = [](const results::Prompt& x, const results::Prompt& y) {
+    return x.role == y.role && x.name == y.name && x.sha256 == y.sha256;
+  };
+  if (!std::equal(a.prompts.begin(), a.prompts.end(), b.prompts.begin(), b.prompts.end(), same_prompt))
+    refuse("different prompts" + both(first.file, p.file) +
+           "; every shard must run the same prompt templates");
 }
 
 } // namespace
@@ -139,6 +145,7 @@ Merged merge(std::vector<Part> parts, const Options& o) {
   r.suite = first.report.suite;
   r.config = without_shard(first.report.config);
   r.route = first.report.route;
+  r.prompts = first.report.prompts;
   r.started_at = first.report.started_at;
   r.finished_at = first.report.finished_at;
   std::vector<std::string> reasons;

@@ -196,4 +196,10 @@ std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string_view question_excerpt(std::string_view input) {
+  const std::size_t last = input.rfind("\n\nuser: ");
+  if (last != std::string_view::npos) return input.substr(last + 2);
+  return input;
+}
+
 } // namespace gate::render

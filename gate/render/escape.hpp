@@ -43,4 +43,10 @@ std::string xml_text(std::string_view text);
 // "…" when something was cut.
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes);
 
+// What a task asks, from its report "input" ("role: content" blocks, system
+// first): from its last "user: " block on, as a short excerpt must not be
+// the system prompt every task shares; the whole text when it has none.
+// Not escaped: the caller escapes for its form.
+std::string_view question_excerpt(std::string_view input);
+
 } // namespace gate::render

@@ -1,5 +1,7 @@
 #include <gate/render/html_detail.hpp>
 
+#include <algorithm>
+
 #include <unordered_map>
 
 #include <gate/render/escape.hpp>
@@ -189,6 +191,19 @@ void side(Writer& w, const Side& s) {
   w.close('}');
 }
 
+// The task whose input the page shows for `t` (the current side's, else
+// the baseline's), or null.
+const results::Task* shows_input(const TaskEntry& t) {
+  static const std::vector<std::string> k_shown = {"regressed", "flipped", "failed", "flaky"};
+  bool shown = false;
+  for (const std::string& s : t.status)
+    shown = shown || std::find(k_shown.begin(), k_shown.end(), s) != k_shown.end();
+  if (t.diff) shown = shown || t.diff->regressed || t.diff->flipped;
+  if (!shown) return nullptr;
+  const results::Task* task = t.cur.task ? t.cur.task : t.base.task;
+  return task && !task->input_sha256.empty() ? task : nullptr;
+}
+
 void diff(Writer& w, const compare::TaskDiff* d) {
   if (!d) {
     w.null();
@@ -281,6 +296,22 @@ std::string data_json(const std::vector<TaskEntry>& tasks, bool verdict_mode, co
     for (const std::string& s : t.status)
       w.str(s);
     w.close(']');
+    // The question beside the answers (docs/report-schema.md "Task"), for
+    // the tasks a reviewer opens first: regressed and flipped in a verdict,
+    // failed and flaky in a report. Other tasks leave it out of the page.
+    if (const results::Task* in = shows_input(t)) {
+      w.key("input");
+      w.str(in->input, results::k_input_limit);
+      if (in->input_truncated) {
+        w.key("input_truncated");
+        w.boolean(true);
+      }
+      if (t.base.task && t.cur.task && !t.base.task->input_sha256.empty() &&
+          t.base.task->input_sha256 != t.cur.task->input_sha256) {
+        w.key("baseline_input");
+        w.str(t.base.task->input, results::k_input_limit);
+      }
+    }
     w.key("diff");
     diff(w, t.diff);
     w.key("b");

@@ -53,6 +53,9 @@ inline const std::vector<std::string>& report_statuses() {
 //    "short_answer_bytes": N, "answers_shortened": N,
 //    "answers": [string, ...],            distinct answers, referenced by index
 //    "tasks": [{"id", "scenario", "status": [string, ...],
+//               regressed, flipped, failed and flaky tasks only:
+//               "input": string, "input_truncated": true (only when cut),
+//               "baseline_input": string (only when the baseline's differs),
 //               "diff": null | {"p", "q", "inputs_unchanged", "grader_change",
 //                               "first_divergence": null | N},
 //               "b": null | side, "a": null | side}]}

@@ -168,6 +168,15 @@ constexpr std::string_view k_main_js = R"js(
       if (t.diff.first_divergence !== null) notes.push('tool calls first diverge at step ' + t.diff.first_divergence);
       panel.appendChild(el('p', 'muted', notes.join(' \u00b7 ')));
     }
+    if (t.input !== undefined) {
+      panel.appendChild(el('h3', null, 'input' + (t.input_truncated ? ' (cut at 4,000 bytes by gate)' : '') +
+        (t.baseline_input !== undefined ? ' (current; the baseline sent another)' : '')));
+      panel.appendChild(el('pre', 'input', t.input));
+      if (t.baseline_input !== undefined) {
+        panel.appendChild(el('h3', null, 'baseline input'));
+        panel.appendChild(el('pre', 'input', t.baseline_input));
+      }
+    }
     var grid = el('div', verdict ? 'sides two' : 'sides');
     if (verdict) {
       grid.appendChild(sideView('baseline', t.b, 'baseline'));

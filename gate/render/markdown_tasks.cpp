@@ -89,12 +89,21 @@ std::string excerpt(const results::Task& t) {
   return "";
 }
 
+// The task's question (question_excerpt), or "—" when the report has none.
+std::string input_cell(const results::Task& t) {
+  if (t.input_sha256.empty()) return "—";
+  return md_cell(truncate_utf8(question_excerpt(t.input), k_answer_excerpt));
+}
+
 } // namespace
 
 void failing_tasks(const report::Report& r, const MarkdownOptions& o, std::string& out) {
   require_stats(r);
   out += "## Failing and flaky tasks\n\n";
   std::vector<std::string> rows;
+  // Imported logs carry no inputs: no column of dashes for them.
+  const bool inputs = std::any_of(r.tasks.begin(), r.tasks.end(),
+                                  [](const results::Task& t) { return !t.input_sha256.empty(); });
   for (std::size_t i = 0; i < r.tasks.size(); ++i) {
     const auto& t = r.tasks[i];
     const auto& s = r.task_stats[i];
@@ -105,15 +114,17 @@ void failing_tasks(const report::Report& r, const MarkdownOptions& o, std::strin
     const char* outcome = all_errored ? "errored" : s.c == 0 ? "failing" : "flaky";
     rows.push_back("| " + md_cell(truncate_utf8(t.id, k_id_bytes)) + " | " +
                    md_cell(truncate_utf8(t.scenario, k_label_bytes)) + " | " + passed + " | " + outcome +
-                   " | " + reasons(t) + " | " + excerpt(t) + " |\n");
+                   " | " + reasons(t) + " | " + (inputs ? input_cell(t) + " | " : "") + excerpt(t) + " |\n");
   }
   if (rows.empty()) {
     out += "None: every task passed in every run that did not error.\n\n";
     return;
   }
   table(std::to_string(rows.size()) + " failing and flaky tasks",
-        "| Task | Scenario | Passed | Outcome | Failing checks | Answer (excerpt) "
-        "|\n|---|---|---:|---|---|---|\n",
+        inputs ? "| Task | Scenario | Passed | Outcome | Failing checks | Input (excerpt) | Answer (excerpt) "
+                 "|\n|---|---|---:|---|---|---|---|\n"
+               : "| Task | Scenario | Passed | Outcome | Failing checks | Answer (excerpt) "
+                 "|\n|---|---|---:|---|---|---|\n",
         rows, o, out);
 }
 

@@ -288,11 +288,18 @@ std::string task_row(const TaskDiff& t, Kind k) {
     checks += (checks.empty() ? "" : "; ") + md_cell(truncate_utf8(c, k_check_bytes));
   std::string answer =
       t.answer_excerpt.empty() ? "—" : md_code_span(truncate_utf8(t.answer_excerpt, k_answer_bytes), true);
+  // The question beside the answer, for regressed and flipped tasks (the
+  // ones a reviewer must judge); "—" for the others and when unknown.
+  const bool asks = k == Kind::regressed || t.flipped;
+  std::string input = !asks || t.input.empty()
+                          ? "—"
+                          : md_code_span(truncate_utf8(question_excerpt(t.input), k_answer_bytes), true);
   std::string passed = std::to_string(t.c_b) + "/" + std::to_string(t.n_b) + " → " + std::to_string(t.c_a) +
                        "/" + std::to_string(t.n_a);
   std::string divergence = t.first_divergence ? "step " + std::to_string(*t.first_divergence) : "—";
   return cells({md_cell(truncate_utf8(t.id, k_id_bytes)), md_cell(truncate_utf8(t.scenario, k_id_bytes)),
-                passed, p_text(t.q_value), checks.empty() ? "—" : checks, answer, divergence, note(t, k)});
+                passed, p_text(t.q_value), checks.empty() ? "—" : checks, input, answer, divergence,
+                note(t, k)});
 }
 
 void tasks(const Verdict& v, Budget& b) {
@@ -324,8 +331,8 @@ void tasks(const Verdict& v, Budget& b) {
     auto n = static_cast<std::int64_t>(s.rows.size());
     s.title = std::string("### ") + spec.title + " (" + std::to_string(n) + ")\n\n" + spec.intro + "\n\n";
     s.summary = std::to_string(n) + " " + spec.noun;
-    s.head = "| Task | Scenario | Passed (baseline → current) | q (BH) | Failing checks | Answer (excerpt) | "
-             "First divergence | Note |\n|---|---|---|---:|---|---|---|---|\n";
+    s.head = "| Task | Scenario | Passed (baseline → current) | q (BH) | Failing checks | Input (excerpt) | "
+             "Answer (excerpt) | First divergence | Note |\n|---|---|---|---:|---|---|---|---|---|\n";
     emit(b, s);
   }
 }

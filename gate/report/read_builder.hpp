@@ -166,6 +166,7 @@ private:
       case Ctx::check: out += ": check " + std::to_string(stack_[i - 1].count - 1); break;
       case Ctx::call: out += ": tool call " + std::to_string(stack_[i - 1].count - 1); break;
       case Ctx::attempt: out += ": attempt " + std::to_string(stack_[i - 1].count - 1); break;
+      case Ctx::prompt: out += ": prompt " + std::to_string(stack_[i - 1].count - 1); break;
       default: break;
       }
     }
@@ -238,7 +239,7 @@ private:
     case Ctx::checks:
     case Ctx::calls:
     case Ctx::attempts:
-      return fail(place() + ": expected a JSON object in \"" + array_name(f.ctx) + "\"", ec);
+    case Ctx::prompts: return fail(place() + ": expected a JSON object in \"" + array_name(f.ctx) + "\"", ec);
     default: return field_value(f, v, ec);
     }
   }
@@ -249,6 +250,7 @@ private:
     case Ctx::checks: return "checks";
     case Ctx::calls: return "tool_calls";
     case Ctx::attempts: return "attempt_log";
+    case Ctx::prompts: return "prompts";
     default: return "tasks";
     }
   }
@@ -346,6 +348,9 @@ private:
       case k_scenario: return text(v, task().scenario, ec);
       case k_difficulty: return text(v, task().difficulty, ec);
       case k_group: return text(v, task().group, ec);
+      case k_input: return text(v, task().input, ec);
+      case k_input_truncated: return flag(v, task().input_truncated, ec);
+      case k_input_sha: return text(v, task().input_sha256, ec);
       case k_stats: return wrong("an object", ec);
       default: return wrong("an array", ec);
       }
@@ -419,6 +424,11 @@ private:
       results::ToolCall& c = run().tool_calls.back();
       return text(v, f.field == 0 ? c.name : c.arguments_sha256, ec);
     }
+    case Ctx::prompt: {
+      results::Prompt& p = report.prompts.back();
+      std::string* target[] = {&p.role, &p.name, &p.sha256};
+      return text(v, *target[f.field], ec);
+    }
     default: return true;
     }
   }
@@ -470,6 +480,12 @@ private:
       }
       return true;
     }
+    case Ctx::prompts:
+      if (!object) return fail(place() + ": expected a JSON object in \"prompts\"", ec);
+      ++f.count;
+      report.prompts.emplace_back();
+      push(Ctx::prompt);
+      return true;
     default: break;
     }
     // A field's value: which fields are containers, and of which kind.
@@ -487,6 +503,7 @@ private:
       case t_runs_route: route_ = &report.runs_route; return expect(true, Ctx::route, "an object");
       case t_stats: return expect(true, Ctx::skip, "an object");
       case t_tasks: return expect(false, Ctx::tasks, "an array");
+      case t_prompts: return expect(false, Ctx::prompts, "an array");
       case t_config:
         if (!object) return wrong("an object or null", ec);
         config_.reset();
@@ -498,6 +515,7 @@ private:
       switch (f.field) {
       case k_stats: return expect(true, Ctx::skip, "an object");
       case k_runs: return expect(false, Ctx::runs, "an array");
+      case k_input_truncated: return wrong("true or false", ec);
       default: return wrong("a string", ec);
       }
     case Ctx::run:
@@ -555,6 +573,14 @@ private:
         stack_.pop_back();
         return fail(at + ": missing field \"" + std::string(fields.names[i]) + "\"", ec);
       }
+    }
+    // The input fields come together: a file with one of them was edited.
+    constexpr std::uint32_t k_input_bits = 0x7u << k_input;
+    if (f.ctx == Ctx::task && (f.seen & k_input_bits) != 0 && (f.seen & k_input_bits) != k_input_bits) {
+      stack_.push_back(f);
+      std::string at = place();
+      stack_.pop_back();
+      return fail(at + ": \"input\", \"input_truncated\" and \"input_sha256\" go together", ec);
     }
     if (f.ctx == Ctx::run) {
       stack_.push_back(f); // so that place() names the run

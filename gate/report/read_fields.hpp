@@ -30,8 +30,11 @@ enum class Ctx : std::uint8_t {
   calls,
   call,
   attempts,
-  attempt
+  attempt,
+  prompts,
+  prompt
 };
+inline constexpr std::size_t k_ctx_count = static_cast<std::size_t>(Ctx::prompt) + 1;
 
 // The fields of each object context, in the order the writer emits them.
 // Every field is required unless listed in `optional`.
@@ -44,19 +47,23 @@ inline const Fields& fields_of(Ctx c) {
   // One table indexed by Ctx, built once: a lookup (one per object read)
   // then tests a single initialization guard. Contexts without a field
   // table (arrays, free-form objects) keep an empty one.
-  static const std::array<Fields, static_cast<std::size_t>(Ctx::attempt) + 1> by_ctx = [] {
-    std::array<Fields, static_cast<std::size_t>(Ctx::attempt) + 1> t;
+  static const std::array<Fields, k_ctx_count> by_ctx = [] {
+    std::array<Fields, k_ctx_count> t;
     auto at = [&](Ctx x) -> Fields& { return t[static_cast<std::size_t>(x)]; };
     // "runs_route" is written only when most runs used another route than
     // the configured one (replayed runs carry the route they were recorded
     // through); "resumed" only by a run that replaced an interrupted one's
-    // report.
+    // report; "prompts" only when gate.yaml has prompt templates.
     at(Ctx::top) = {{"schema", "gate_version", "suite", "config", "route", "started_at", "finished_at",
-                     "complete", "incomplete_reason", "resumed", "stats", "tasks", "runs_route"},
-                    (1u << 9) | (1u << 12)};
+                     "complete", "incomplete_reason", "resumed", "stats", "tasks", "runs_route", "prompts"},
+                    (1u << 9) | (1u << 12) | (1u << 13)};
     at(Ctx::suite) = {{"name", "version", "sha256"}};
     at(Ctx::resumed) = {{"from_started_at", "runs"}};
-    at(Ctx::task) = {{"id", "scenario", "difficulty", "group", "stats", "runs"}};
+    // The rendered input is absent from imported logs and older reports.
+    at(Ctx::task) = {{"id", "scenario", "difficulty", "group", "input", "input_truncated", "input_sha256",
+                      "stats", "runs"},
+                     0x7u << 4};
+    at(Ctx::prompt) = {{"role", "name", "sha256"}};
     // "route" is written only when it differs from the report's route.
     at(Ctx::run) = {{"index",
                      "passed",
@@ -110,9 +117,20 @@ enum TopField {
   t_resumed,
   t_stats,
   t_tasks,
-  t_runs_route
+  t_runs_route,
+  t_prompts
 };
-enum TaskField { k_id, k_scenario, k_difficulty, k_group, k_stats, k_runs };
+enum TaskField {
+  k_id,
+  k_scenario,
+  k_difficulty,
+  k_group,
+  k_input,
+  k_input_truncated,
+  k_input_sha,
+  k_stats,
+  k_runs
+};
 enum RunField {
   r_index,
   r_passed,

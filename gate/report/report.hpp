@@ -48,6 +48,7 @@ struct Report {
   bool complete = true;                // false: interrupted or aborted; partial
   std::string incomplete_reason;
   std::optional<Resumed> resumed;             // absent: not a resumed run
+  std::vector<results::Prompt> prompts;       // gate.yaml's prompt templates; empty: none (not written)
   std::vector<results::Task> tasks;           // sorted by id
   std::vector<metrics::TaskStats> task_stats; // parallel to tasks
   metrics::SuiteStats stats;

@@ -433,7 +433,7 @@ void run(const results::Run& r, const results::Route& shared, std::string& out) 
 std::size_t estimate(const Report& r) {
   std::size_t n = 4096;
   for (const auto& t : r.tasks) {
-    n += 512 + t.id.size() + t.scenario.size() + t.group.size();
+    n += 512 + t.id.size() + t.scenario.size() + t.group.size() + t.input.size();
     for (const auto& run : t.runs) {
       // route.size(), not a walk of it: a 100,000-run report's routes are
       // a million scattered map nodes, and this is only a guess.
@@ -519,6 +519,16 @@ void tasks(const Report& r, std::size_t begin, std::size_t end, const results::R
     str(t.difficulty, out);
     out += ",\"group\":";
     str(t.group, out);
+    // Written only when known, so that reports without it (imported logs,
+    // older files) read and write back the same bytes.
+    if (!t.input_sha256.empty()) {
+      out += ",\"input\":";
+      str(t.input, out);
+      out += ",\"input_truncated\":";
+      boolean(t.input_truncated, out);
+      out += ",\"input_sha256\":";
+      str(t.input_sha256, out);
+    }
     out += ",\"stats\":";
     task_stats(r.task_stats[i], out);
     out += ",\"runs\":[";
@@ -551,7 +561,21 @@ std::string to_json(const Report& r) {
   str(r.suite.version, out);
   out += ",\"sha256\":";
   str(r.suite.sha256, out);
-  out += "},\n\"config\": ";
+  out += "}";
+  if (!r.prompts.empty()) {
+    out += ",\n\"prompts\": [";
+    for (std::size_t i = 0; i < r.prompts.size(); ++i) {
+      out += i ? ",{\"role\":" : "{\"role\":";
+      str(r.prompts[i].role, out);
+      out += ",\"name\":";
+      str(r.prompts[i].name, out);
+      out += ",\"sha256\":";
+      str(r.prompts[i].sha256, out);
+      out += "}";
+    }
+    out += "]";
+  }
+  out += ",\n\"config\": ";
   value(r.config, out);
   out += ",\n\"route\": ";
   route(r.route, out);

@@ -104,6 +104,20 @@ inline std::string shown_answer(const Run& r) {
   return out;
 }
 
+// The rendered request of a task kept in the report, so that a reviewer
+// sees the question beside the answers (docs/report-schema.md "Task").
+inline constexpr std::size_t k_input_limit = 4000;
+
+// A prompt template the run used (docs/config.md "Prompts"): which role it
+// filled, its name (the file as written in gate.yaml, or the inline key)
+// and the sha256 of its text, so two reports say whether they ran the same
+// prompt.
+struct Prompt {
+  std::string role; // system | user
+  std::string name;
+  std::string sha256;
+};
+
 // All runs of one task, in replica order.
 struct Task {
   std::string id;
@@ -111,6 +125,12 @@ struct Task {
   std::string difficulty;
   std::string group;
   std::vector<Run> runs;
+  // The conversation sent ("role: content" blocks, system first), cut at
+  // k_input_limit bytes on a UTF-8 boundary; input_sha256 is of the whole
+  // text and "" when unknown (reports written before it, imported logs).
+  std::string input = {};
+  bool input_truncated = false;
+  std::string input_sha256 = {};
 };
 
 } // namespace gate::results

@@ -10,6 +10,7 @@
 #include <gate/check/check.hpp>
 #include <gate/check/judge.hpp>
 #include <gate/net/http_client.hpp>
+#include <gate/prompt/apply.hpp>
 #include <gate/run/request.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/parallel.hpp>
@@ -447,6 +448,12 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     t.scenario = c.scenario;
     t.difficulty = c.difficulty;
     t.group = c.group;
+    // The question beside the answers in every report form (item 2 of
+    // issue 15): kept once per task, its hash over the whole text.
+    const std::string input = prompt::conversation_text(c);
+    t.input_sha256 = sha256_hex(input);
+    t.input_truncated = input.size() > results::k_input_limit;
+    t.input = std::string(utf8_prefix(input, results::k_input_limit));
     t.runs.resize(static_cast<std::size_t>(runs));
   }
   if (progress.start) progress.start(in.cases.size() * static_cast<std::size_t>(runs));

@@ -16,9 +16,9 @@ namespace {
 
 constexpr std::string_view k_bom = "\xEF\xBB\xBF";
 
-constexpr std::array<std::string_view, 12> k_case_keys = {"id",         "kind",   "agent", "scenario",
-                                                          "difficulty", "group",  "input", "system",
-                                                          "expected",   "checks", "tags",  "metadata"};
+constexpr std::array<std::string_view, 13> k_case_keys = {
+    "id",   "kind",   "agent",    "scenario", "difficulty", "group",   "input",
+    "vars", "system", "expected", "checks",   "tags",       "metadata"};
 
 // Offset of the first byte that does not start a valid UTF-8 sequence (no
 // overlongs, no surrogates, <= U+10FFFF), or npos. util's valid_utf8 only
@@ -75,7 +75,9 @@ struct LineParser {
         "a non-empty string or a non-empty array of {\"role\": \"system\"|\"user\"|\"assistant\", "
         "\"content\": string}";
     const auto* v = obj.if_contains("input");
-    if (v == nullptr) fail(std::string("missing \"input\" (") + k_shape + ")");
+    // A case with vars may leave its input to gate.yaml's prompt.user.
+    if (v == nullptr && obj.contains("vars")) return {};
+    if (v == nullptr) fail(std::string("missing \"input\" (") + k_shape + ", or \"vars\" for prompt.user)");
     if (v->is_string()) {
       if (v->get_string().empty())
         fail(std::string("\"input\" must be ") + k_shape + ", got an empty string");
@@ -106,6 +108,33 @@ struct LineParser {
       out.push_back(Message{std::string(role->get_string()), std::string(content->get_string())});
     }
     return out;
+  }
+
+  // "vars": an object of strings, keyed by template variable names.
+  std::map<std::string, std::string> vars() const {
+    const auto* v = obj.if_contains("vars");
+    if (v == nullptr) return {};
+    if (!v->is_object())
+      fail(std::string("\"vars\" must be an object of strings (template variables), got ") + kind_name(*v));
+    std::map<std::string, std::string> out;
+    for (const auto& kv : v->get_object()) {
+      const std::string_view name(kv.key().data(), kv.key().size());
+      if (!prompt_name(name))
+        fail("vars: " + quote_value(name) +
+             " is not a variable name (letters, digits, _; not starting with a digit)");
+      if (!kv.value().is_string())
+        fail("vars." + std::string(name) + " must be a string, got " + std::string(kind_name(kv.value())));
+      out.emplace(std::string(name), std::string(kv.value().get_string()));
+    }
+    return out;
+  }
+
+  // The name rule of prompt::valid_name (gate/prompt/template.hpp); prompt
+  // depends on suite, so the rule is restated here rather than included.
+  static bool prompt_name(std::string_view s) {
+    auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    if (s.empty() || !start(s.front())) return false;
+    return std::all_of(s.begin(), s.end(), [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
   }
 
   std::vector<std::string> tags() const {
@@ -156,6 +185,7 @@ struct LineParser {
     c.difficulty = string_field("difficulty", false).value_or("");
     c.group = string_field("group", true).value_or("");
     c.input = input();
+    c.vars = vars();
     c.system = string_field("system", false).value_or("");
     if (obj.contains("system"))
       for (const auto& m : c.input)
@@ -186,6 +216,9 @@ struct LineParser {
       fail(std::string(
                "\"agent\" must be an object {\"command\", \"fixture\", \"timeout\", \"input\"}, got ") +
            kind_name(*own));
+    // Prompt templates render plain cases only: an agent gets its input as is.
+    if (obj.contains("vars"))
+      fail("\"vars\" is for plain cases (prompt templates); an agent case takes \"input\"");
     if (c.input.size() != 1 || c.input.front().role != "user" || obj.contains("system"))
       fail("an agent case's \"input\" must be a string (given to the command on stdin or in a file)");
     for (const auto& chk : c.checks)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,11 @@ struct Case {
   std::string scenario;
   std::string difficulty;
   std::string group;          // "" = none
-  std::vector<Message> input; // a string input becomes one user message
+  std::vector<Message> input; // a string input becomes one user message; empty: from prompt.user
   std::string system;         // "" = none
+  // Values for the prompt templates of gate.yaml (docs/config.md "Prompts");
+  // rendered into `system` and `input` before any request is made.
+  std::map<std::string, std::string> vars;
   std::optional<std::string> expected;
   std::vector<check::Check> checks;
   std::vector<std::string> tags;

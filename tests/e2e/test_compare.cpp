@@ -66,11 +66,12 @@ TEST_CASE("a report with real regressions exits 1 and its Markdown matches the g
 
 TEST_CASE("a suite change exits 2 naming both versions, unless allowed") {
   TempDir tmp;
-  spit(tmp.path() / "other.json", replace_all(slurp(regressed()), "\"version\":\"v1\"", "\"version\":\"v2\""));
+  spit(tmp.path() / "other.json",
+       replace_all(slurp(regressed()), "\"version\":\"v2\"", "\"version\":\"v3\""));
   Result r = run_gate({"compare", "--baseline", baseline().string(), "--current", "other.json"}, tmp.path());
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("v1") != std::string::npos);
   CHECK(r.err.find("v2") != std::string::npos);
+  CHECK(r.err.find("v3") != std::string::npos);
   Result allowed = run_gate(
       {"compare", "--baseline", baseline().string(), "--current", "other.json", "--allow-suite-change"}, tmp.path());
   CHECK(allowed.exit_code == 1);
@@ -131,7 +132,7 @@ TEST_CASE("baseline update shows what changes, writes atomically and refuses a s
   CHECK(r.out.find("What changes") != std::string::npos);
   CHECK(slurp(tmp.path() / "base.json") == slurp(regressed()));
 
-  spit(tmp.path() / "v2.json", replace_all(slurp(regressed()), "\"version\":\"v1\"", "\"version\":\"v2\""));
+  spit(tmp.path() / "v2.json", replace_all(slurp(regressed()), "\"version\":\"v2\"", "\"version\":\"v3\""));
   Result refused = run_gate({"baseline", "update", "--report", "v2.json", "--baseline", "base.json"}, tmp.path());
   CHECK(refused.exit_code == 2);
   CHECK(slurp(tmp.path() / "base.json") == slurp(regressed())); // untouched

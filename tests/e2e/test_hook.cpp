@@ -34,8 +34,9 @@ Result sh(const fs::path& dir, const std::string& command) {
 }
 
 std::string config_text(const std::string& model, const std::string& base_url) {
-  return "suite:\n  path: suite\n  version: v1\nmodel:\n  provider: openai\n  base_url: " + base_url +
-         "\n  api_key_env: GATE_DEMO_API_KEY\n  key_alias: demo-recorder\n  name: " + model +
+  return "suite:\n  path: suite\n  version: v2\nprompt:\n  system_file: prompts/support.md\nmodel:\n  "
+         "provider: openai\n  base_url: " +
+         base_url + "\n  api_key_env: GATE_DEMO_API_KEY\n  key_alias: demo-recorder\n  name: " + model +
          "\n  temperature: 0\n  seed: 7\n  max_tokens: 256\nruns: 3\nconcurrency: 4\ncache:\n  dir: cache\n"
          "  mode: replay\nbaseline: ../baseline.json\noutputs:\n  dir: ../.gate/out\n";
 }

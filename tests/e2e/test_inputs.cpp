@@ -78,7 +78,7 @@ TEST_CASE("rel-32/33/35: a device or directory in place of an input is refused a
                 "/dev/urandom", "a character device");
 
   // Inside the suite: the cases file, then metadata.json, each a link to a device.
-  const fs::path cases = demo / "suite/versions/v1/cases.jsonl";
+  const fs::path cases = demo / "suite/versions/v2/cases.jsonl";
   REQUIRE(fs::exists(cases));
   fs::remove(cases);
   fs::create_symlink("/dev/urandom", cases);

@@ -75,7 +75,7 @@ TEST_CASE("four shards merged equal one unsharded run, apart from timing") {
   Result m = run_gate(args, tmp.path());
   INFO(m.out << m.err);
   REQUIRE(m.exit_code == 0);
-  CHECK(has(m.out, "merged 4 of 4 shards of demo v1: 44 tasks"));
+  CHECK(has(m.out, "merged 4 of 4 shards of demo v2: 44 tasks"));
   auto merged = read_json(tmp.path() / "merged.json");
   auto single = read_json(tmp.path() / "whole" / "report.json");
   CHECK(merged.at("config").as_object().if_contains("shard") == nullptr);
@@ -142,9 +142,9 @@ TEST_CASE("mismatched, overlapping and missing shards are refused with exit 2") 
   }
   SUBCASE("a different suite version") {
     std::string text = slurp(tmp.path() / s2);
-    const std::string from = "\"version\":\"v1\"";
+    const std::string from = "\"version\":\"v2\"";
     REQUIRE(has(text, from));
-    text.replace(text.find(from), from.size(), "\"version\":\"v2\"");
+    text.replace(text.find(from), from.size(), "\"version\":\"v3\"");
     spit(tmp.path() / s2, text);
     Result r = merge({s1, s2, s3});
     CHECK(r.exit_code == 2);

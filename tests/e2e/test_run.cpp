@@ -69,7 +69,7 @@ TEST_CASE("the demo replays offline in replay-only mode and exits 0") {
   Result r = run_gate({"run", "--config", config.string(), "--quiet", "--out", "out"}, tmp.path());
   INFO(r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("demo v1: success") != std::string::npos);
+  CHECK(r.out.find("demo v2: success") != std::string::npos);
 }
 
 TEST_CASE("replay-only: a deleted entry exits 4 naming the task and run; a flipped byte warns and exits 4") {
@@ -166,7 +166,7 @@ TEST_CASE("a suite edited in place is refused before any model call") {
   fs::path config = copy_demo(tmp.path());
   set_yaml(config, "base_url", upstream.base_url());
   set_yaml(config, "mode", "record");
-  fs::path cases = tmp.path() / "demo" / "suite" / "versions" / "v1" / "cases.jsonl";
+  fs::path cases = tmp.path() / "demo" / "suite" / "versions" / "v2" / "cases.jsonl";
   spit(cases, slurp(cases) + "\n");
   Result r = run_gate({"run", "--config", config.string(), "--out", "out"}, tmp.path(),
                       {{"GATE_DEMO_API_KEY", k_canary}});

@@ -74,8 +74,9 @@ TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
       "max_tokens, timeout, max_retries, ca_file, stream, requests_per_minute, tokens_per_minute";
-  const std::string top_keys = "suite, model, judge, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
-                               "thresholds, baseline, outputs";
+  const std::string top_keys =
+      "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
+      "thresholds, baseline, outputs";
   // "nmae" -> "name" is two substitutions.
   CHECK(load_error(k_minimal + "  nmae: x\n") ==
         "gate.yaml:5:3: unknown key \"nmae\" in model; expected one of: " + model_keys +

@@ -199,9 +199,8 @@ TEST_CASE("failing and flaky tasks, with untrusted text made inert") {
               "org/team | 0/3 | failing | mentions Paris (3 runs): got Lyon | \\[x\\](http://evil) \\`\\`\\` "
               "\\| @" +
               k_wj + "org/team ::error::x |\n"));
-  CHECK(has(
-      md,
-      "| t-err |  | 0/0 (+3 errored) | errored | error: timeout (3 runs): no response within 60 s |  |\n"));
+  CHECK(has(md, "| t-err |  | 0/0 (+3 errored) | errored | error: timeout (3 runs): no response within 60 s "
+                "|  |\n"));
   CHECK_FALSE(has(md, "| geo-2 | geo |"));
   // Three rows do not fold at the default of 10.
   CHECK_FALSE(has(md, "<details>"));
@@ -212,6 +211,20 @@ TEST_CASE("failing and flaky tasks, with untrusted text made inert") {
   CHECK(count(md, "@" + k_wj) == 3);
   CHECK(has(md, "## Route-polluted tasks"));
   CHECK(has(md, "| geo-2 | temperature: 0 / 0.7 |\n"));
+}
+
+TEST_CASE("a failing task's question stands beside its answer, escaped, from the last user turn on") {
+  report::Report r = sample();
+  for (auto& t : r.tasks)
+    if (t.id == "geo-1") {
+      t.input = "system: Shared policy text.\n\nuser: Capital of </details> | France? @org/team";
+      t.input_sha256 = std::string(64, 'c');
+    }
+  std::string md = render::report_markdown(r);
+  CHECK(has(md, "| Failing checks | Input (excerpt) | Answer (excerpt) |"));
+  CHECK(has(md, "| mentions Paris: got Lyon | user: Capital of &lt;/details&gt; \\| France? @" + k_wj +
+                    "org/team | Lyon |\n"));
+  CHECK_FALSE(has(md, "Shared policy text"));
 }
 
 TEST_CASE("long lists fold inside <details> and are capped with an explicit line") {

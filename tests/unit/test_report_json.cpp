@@ -208,3 +208,45 @@ TEST_CASE("resumed: written after incomplete_reason only when set, read back, va
   CHECK(error_of(replaced(text, obj, "7")) == "base.json: field \"resumed\" must be an object");
   CHECK(contains(error_of(replaced(text, obj, obj + ",\"resumed\":" + obj)), "duplicate key \"resumed\""));
 }
+
+TEST_CASE("prompts and each task's rendered input: written only when known, read back, validated") {
+  Report r = sample();
+  const std::string plain = report::to_json(r);
+  CHECK_FALSE(contains(plain, "prompts"));
+  CHECK_FALSE(contains(plain, "input"));
+
+  r.prompts = {{"system", "prompts/support.md", std::string(64, 'e')},
+               {"user", "prompt.user", std::string(64, '0')}};
+  r.tasks[0].input = "system: Be brief.\n\nuser: Capital of France?";
+  r.tasks[0].input_sha256 = std::string(64, '9');
+  r.tasks[0].input_truncated = true;
+  const std::string text = report::to_json(r);
+  CHECK(contains(text, "\"sha256\":\"" + std::string(64, 'f') +
+                           "\"},\n\"prompts\": [{\"role\":\"system\",\"name\":"
+                           "\"prompts/support.md\",\"sha256\":\"" +
+                           std::string(64, 'e') + "\"},{\"role\":\"user\","));
+  CHECK(contains(text, "\"group\":\"g1\",\"input\":\"system: Be brief.\\n\\nuser: Capital of France?\","
+                       "\"input_truncated\":true,\"input_sha256\":\"" +
+                           std::string(64, '9') + "\",\"stats\":"));
+  Report back = report::from_json(text, "mem.json");
+  REQUIRE(back.prompts.size() == 2);
+  CHECK(back.prompts[0].name == "prompts/support.md");
+  CHECK(back.prompts[1].role == "user");
+  CHECK(back.tasks[0].input == r.tasks[0].input);
+  CHECK(back.tasks[0].input_truncated);
+  CHECK(back.tasks[0].input_sha256 == std::string(64, '9'));
+  CHECK(back.tasks[1].input_sha256.empty());
+  check_same(r, back);
+  CHECK(report::to_json(back) == text);
+
+  CHECK(error_of(replaced(text, "\"input_truncated\":true,", "")) ==
+        "base.json: task \"a\": \"input\", \"input_truncated\" and \"input_sha256\" go together");
+  CHECK(error_of(replaced(text, "\"input_truncated\":true", "\"input_truncated\":1")) ==
+        "base.json: task \"a\": field \"input_truncated\" must be true or false");
+  CHECK(error_of(replaced(text, "{\"role\":\"user\",", "{\"role\":\"user\",\"x\":1,")) ==
+        "base.json: prompt 1: unknown field \"x\"");
+  CHECK(error_of(replaced(text, ",\"name\":\"prompt.user\"", "")) ==
+        "base.json: prompt 1: missing field \"name\"");
+  CHECK(error_of(replaced(text, "\"prompts\": [{", "\"prompts\": [7,{")) ==
+        "base.json: expected a JSON object in \"prompts\"");
+}

@@ -164,7 +164,7 @@ TEST_CASE("an unknown key lists the allowed keys") {
   CHECK(has(
       parse_error(line("z") + "\n" + l),
       "s/cases.jsonl:2: unknown key \"prompt\"; allowed keys: id, kind, agent, scenario, difficulty, group, "
-      "input, system, expected, checks, tags, metadata"));
+      "input, vars, system, expected, checks, tags, metadata"));
 }
 
 TEST_CASE("missing or empty checks") {
