@@ -73,7 +73,8 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
-      "max_tokens, timeout, max_retries, ca_file, stream, requests_per_minute, tokens_per_minute";
+      "max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
+      "tokens_per_minute";
   const std::string top_keys =
       "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
       "thresholds, baseline, outputs";
@@ -134,7 +135,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
         "gate.yaml:1:8: model: expected a mapping of keys (provider, base_url, api_key_env, key_alias, name, "
-        "temperature, top_p, seed, max_tokens, timeout, max_retries, ca_file, stream, requests_per_minute, "
+        "temperature, top_p, seed, max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, "
+        "requests_per_minute, "
         "tokens_per_minute), got \"gpt-4o\"");
 }
 
@@ -182,7 +184,7 @@ TEST_CASE("ranges") {
        "thresholds.max_new_failures: expected an integer >= 0 or null, got -1"},
       {"token_band_pct: 0", "token_band_pct: expected a number > 0, got 0"},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     const std::size_t col = c.line.rfind(' ') + 2; // 1-based column of the value
     CHECK(load_error(k_minimal + c.line + "\n") == "gate.yaml:5:" + std::to_string(col) + ": " + c.message);
   }
@@ -205,7 +207,8 @@ TEST_CASE("empty, non-mapping, multi-document and malformed text") {
   CHECK(load_error("suite:\n  path: s\nmodel:\n  name: \xC3\xA9\xC3\xA9\xFF\n") ==
         "gate.yaml:4:11: invalid UTF-8; expected UTF-8 text");
   // Refused while reading, before the pre-scan sees it.
-  CHECK(load_error(std::string((1 << 20) + 1, '#')) == "gate.yaml: larger than 1 MiB, the limit for this file");
+  CHECK(load_error(std::string((1 << 20) + 1, '#')) ==
+        "gate.yaml: larger than 1 MiB, the limit for this file");
 }
 
 TEST_CASE("required keys") {
