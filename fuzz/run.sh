@@ -2,9 +2,12 @@
 # Builds the libFuzzer targets with clang-14 (ASan + UBSan) in build-fuzz/
 # and runs each for a fixed time, seeded from fuzz/corpus/<target>/.
 #
-#   fuzz/run.sh [--seconds N] [--build-only] [target...]
+#   fuzz/run.sh [--seconds N | --runs R] [--build-only] [target...]
 #
-# N defaults to 60. New inputs go to build-fuzz/corpus/<target>/ (the seeds
+# N defaults to 60. --runs R instead runs exactly R inputs per target from a
+# fixed seed: the same inputs on every machine, so CI's verdict does not
+# depend on how fast the runner is (a new finding comes with a code change,
+# not with luck). New inputs go to build-fuzz/corpus/<target>/ (the seeds
 # in the source tree are never written); a crash or property violation is
 # saved as build-fuzz/artifacts/<target>-crash-* and makes the script exit 1.
 # The summary prints executions and executions per second per target.
@@ -14,6 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # GATE_FUZZ_BUILD: another build directory (one per engineer on a shared checkout).
 build="${GATE_FUZZ_BUILD:-$root/build-fuzz}"
 seconds=60
+runs=0
 build_only=0
 targets=()
 all=(config suite_line report cache_entry retry_after markdown check regex sse redact)
@@ -25,9 +29,14 @@ while [[ $# -gt 0 ]]; do
     seconds=$2
     shift 2
     ;;
+  --runs)
+    [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -gt 0 ]] || { echo "fuzz/run.sh: --runs needs a positive integer" >&2; exit 2; }
+    runs=$2
+    shift 2
+    ;;
   --build-only) build_only=1; shift ;;
   -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
-  -*) echo "fuzz/run.sh: unknown option $1 (expected --seconds N, --build-only or target names)" >&2; exit 2 ;;
+  -*) echo "fuzz/run.sh: unknown option $1 (expected --seconds N, --runs R, --build-only or target names)" >&2; exit 2 ;;
   *)
     [[ " ${all[*]} " == *" $1 "* ]] || { echo "fuzz/run.sh: unknown target $1 (known: ${all[*]})" >&2; exit 2; }
     targets+=("$1")
@@ -79,19 +88,21 @@ for t in "${built[@]}"; do
   dict=()
   [[ -f "$root/fuzz/$t.dict" ]] && dict=(-dict="$root/fuzz/$t.dict")
   log="$build/artifacts/$t.log"
-  echo "== fuzz_$t for ${seconds}s (log: $log)"
+  budget=(-max_total_time="$seconds")
+  [[ $runs -gt 0 ]] && budget=(-runs="$runs" -seed=1)
+  echo "== fuzz_$t for ${budget[*]} (log: $log)"
   status=ok
   # One job, a 10 s per-input limit (a slow input is a finding too), and
   # inputs up to 64 KiB so the JSON seeds fit.
-  if ! "$build/fuzz/fuzz_$t" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+  if ! "$build/fuzz/fuzz_$t" "$corpus" "${seeds[@]}" "${dict[@]}" "${budget[@]}" -timeout=10 \
     -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" >"$log" 2>&1; then
     status="FAILED (see $log)"
     failed=1
   fi
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  runs=${runs:-0}
+  executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  executed=${executed:-0}
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  summary+=("$(printf '%-12s %10s execs %8s exec/s  %s' "$t" "$runs" "${rate:-0}" "$status")")
+  summary+=("$(printf '%-12s %10s execs %8s exec/s  %s' "$t" "$executed" "${rate:-0}" "$status")")
 done
-printf '%s\n' "== summary (${seconds}s each)" "${summary[@]}"
+printf '%s\n' "== summary" "${summary[@]}"
 exit $failed

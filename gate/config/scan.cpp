@@ -29,8 +29,8 @@ bool content_follows(std::string_view text, std::size_t i) {
 // One pass that follows just enough YAML to know whether a character is in
 // a comment, a quoted scalar or a flow collection. It need not be exact:
 // yaml-cpp parses afterwards, and its own depth guard stays as a backstop.
-void prescan(std::string_view text, const std::string &where) {
-  auto fail = [&](std::size_t line, std::size_t col, const std::string &msg) {
+void prescan(std::string_view text, const std::string& where) {
+  auto fail = [&](std::size_t line, std::size_t col, const std::string& msg) {
     throw Error(Exit::bad_input, located(where, line, col, msg));
   };
   if (text.size() > k_max_config_bytes) {
@@ -53,6 +53,14 @@ void prescan(std::string_view text, const std::string &where) {
   // It also loops on a ',' left of the root collection's column when the
   // root is indented ("  a: 0\n,b: 1"); 0 = no content in this document yet.
   std::size_t root_col = 0;
+  // ... and on a ',' anywhere on a line that starts left of that column
+  // ("  a:\n &b: ,c", the third fuzz finding): such a line has left the
+  // root collection, which yaml-cpp does not notice before it loops.
+  std::size_t line_col = 0; // column of the line's first content, 0 = none yet
+  // The same for a line left of the line that opened the first key, when
+  // that key is more indented than the document's first content ("do\n
+  // name:\n &b: ,c", the fourth finding).
+  std::size_t key_line_col = 0;
   // Inside an anchor, alias or tag ("&a:", "!t"): a ':' there is part of its
   // name, not a key's, and a ',' after it still comes before the first key.
   bool property = false;
@@ -69,6 +77,7 @@ void prescan(std::string_view text, const std::string &where) {
       comment = false;
       property = false;
       indentation = true;
+      line_col = 0;
       prev = last = '\n';
       continue;
     }
@@ -113,14 +122,17 @@ void prescan(std::string_view text, const std::string &where) {
         property = true;
       } else if (c == ',' && depth == 0 && !mapping_open) {
         fail(line, col, "',' before the first key; expected key: value lines");
-      } else if (c == ',' && depth == 0 && col < root_col) {
+      } else if (c == ',' && depth == 0 &&
+                 (col < root_col || (line_col != 0 && (line_col < root_col || line_col < key_line_col)))) {
         fail(line, col, "',' left of the first key's column; expected key: value lines");
       } else if (c == ':' && depth == 0 &&
                  (i + 1 == text.size() || blank(text[i + 1]) || text[i + 1] == '\n')) {
         mapping_open = true;
+        if (key_line_col == 0) key_line_col = line_col;
       } else if (c == '-' && prev == '\n' && text.substr(i, 3) == "---") {
         mapping_open = false; // a new document
         root_col = 0;
+        key_line_col = 0;
       } else if ((c == '\'' || c == '"') && node_start) {
         quote = c;
         quote_line = line, quote_col = col;
@@ -135,6 +147,7 @@ void prescan(std::string_view text, const std::string &where) {
       }
     }
     if (!comment && !blank(c)) {
+      if (line_col == 0 && quote == 0 && depth == 0) line_col = col;
       last = c;
       if (root_col == 0 && quote == 0 && depth == 0) root_col = col;
     }

@@ -30,8 +30,8 @@ TEST_CASE("a ',' before the root mapping is an error, not a hang") {
 }
 
 TEST_CASE("a ',' left of an indented root mapping is an error, not a hang") {
-  // The 60 s fuzz run's finding (now fuzz/corpus/config/regression-comma-left-of-root.yaml), reduced: the root mapping
-  // starts in column 3, then a line starts with ','.
+  // The 60 s fuzz run's finding (now fuzz/corpus/config/regression-comma-left-of-root.yaml), reduced: the
+  // root mapping starts in column 3, then a line starts with ','.
   CHECK(load_error("  a: 0\n,b: 3\n") ==
         "gate.yaml:2:1: ',' left of the first key's column; expected key: value lines");
   CHECK(load_error("  a: 0\n ,b: 3\n") ==
@@ -59,6 +59,27 @@ TEST_CASE("a colon inside an anchor or tag name does not open the mapping") {
   gate::config::test::Scratch scratch;
   CHECK(gate::config::load(scratch.write("gate.yaml", k_minimal + "runs: &r 3\n")).runs == 3);
   CHECK(load_error("k: &a: ,b\n").find("YAML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a ',' on a line that starts left of an indented root is an error, not a hang") {
+  // The third fuzz finding, from the 15 s run in .ci/run
+  // (fuzz/corpus/config/regression-line-left-of-root.yaml): the root starts
+  // in column 3, a later line starts in column 2 with an anchor, and a ','
+  // follows right of column 3.
+  CHECK(load_error("  a:\n &b: ,c\n") ==
+        "gate.yaml:2:6: ',' left of the first key's column; expected key: value lines");
+  const std::string finding = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
+                                              "fuzz/corpus/config/regression-line-left-of-root.yaml");
+  CHECK(load_error(finding).find("',' left of the first key's column") != std::string::npos);
+  // The fourth: the document's first content is in column 1, but the first
+  // key's line starts in column 3, and the ',' line in column 2.
+  CHECK(load_error("do\n  name:\n &b: ,c\n") ==
+        "gate.yaml:3:6: ',' left of the first key's column; expected key: value lines");
+  const std::string fourth = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
+                                             "fuzz/corpus/config/regression-dedent-after-key.yaml");
+  CHECK(load_error(fourth).find("',' left of the first key's column") != std::string::npos);
+  // A ',' on a line at the root's column is yaml-cpp's to judge, as before.
+  CHECK(load_error("  a: 0\n  b: x,y\n").find("left of the first key") == std::string::npos);
 }
 
 TEST_CASE("a ',' after the first key is left to the YAML parser") {
