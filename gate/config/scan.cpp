@@ -1,5 +1,7 @@
 #include <gate/config/keys.hpp>
 
+#include <algorithm>
+
 #include <gate/util/error.hpp>
 #include <gate/util/text.hpp>
 
@@ -123,7 +125,7 @@ void prescan(std::string_view text, const std::string& where) {
       } else if (c == ',' && depth == 0 && !mapping_open) {
         fail(line, col, "',' before the first key; expected key: value lines");
       } else if (c == ',' && depth == 0 &&
-                 (col < root_col || (line_col != 0 && (line_col < root_col || line_col < key_line_col)))) {
+                 (line_col != 0 ? line_col : col) < std::max(root_col, key_line_col)) {
         fail(line, col, "',' left of the first key's column; expected key: value lines");
       } else if (c == ':' && depth == 0 &&
                  (i + 1 == text.size() || blank(text[i + 1]) || text[i + 1] == '\n')) {

@@ -78,6 +78,13 @@ TEST_CASE("a ',' on a line that starts left of an indented root is an error, not
   const std::string fourth = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
                                              "fuzz/corpus/config/regression-dedent-after-key.yaml");
   CHECK(load_error(fourth).find("',' left of the first key's column") != std::string::npos);
+  // The fifth: the ',' is the first thing on its line, in column 1, left of
+  // the first key's line (column 3).
+  CHECK(load_error("df\n  name:\n    a: b\n, c\n") ==
+        "gate.yaml:4:1: ',' left of the first key's column; expected key: value lines");
+  const std::string fifth = gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() /
+                                            "fuzz/corpus/config/regression-comma-first-left-of-key.yaml");
+  CHECK(load_error(fifth).find("',' left of the first key's column") != std::string::npos);
   // A ',' on a line at the root's column is yaml-cpp's to judge, as before.
   CHECK(load_error("  a: 0\n  b: x,y\n").find("left of the first key") == std::string::npos);
 }
