@@ -34,9 +34,11 @@ void usage(std::ostream& out) {
     out << "  " << name << c.summary << "\n";
   }
   out << "\n`gate <command> --help` shows a command's options.\n"
-      << "exit codes: 0 pass, 1 threshold crossed, 2 bad input or usage (also: a replayed cache\n"
-      << "            entry that differs from --trusted-cache), 3 could not run,\n"
-      << "            4 replay-only cache miss, 130/143 interrupted\n";
+      << "exit codes: 0 pass (or inconclusive, unless thresholds.on_inconclusive: fail),\n"
+      << "            1 threshold crossed, 2 bad input or usage (also: a replayed cache entry that\n"
+      << "            differs from --trusted-cache), 3 could not run or could not measure (more than\n"
+      << "            thresholds.max_errored_runs_pct of the runs errored), 4 replay-only cache miss,\n"
+      << "            130/143 interrupted\n";
 }
 
 int cmd_help(const Args& args) {

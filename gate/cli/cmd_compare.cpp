@@ -10,7 +10,6 @@
 #include <gate/report/report.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
-#include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 #include <gate/util/terminal.hpp>
@@ -142,8 +141,8 @@ int cmd_baseline(const Args& args) {
   const double max_errored =
       cfg ? cfg->thresholds.max_errored_runs_pct : config::Thresholds{}.max_errored_runs_pct;
   if (const report::Measured m = report::measured(next); !report::can_judge(m, max_errored)) {
-    const std::string what = r_file.string() + ": " + report::errors_text(m) +
-                             ", above thresholds.max_errored_runs_pct " + fixed(max_errored, 1) + "%";
+    const std::string what =
+        r_file.string() + ": " + report::over_limit_text(m, "thresholds.max_errored_runs_pct", max_errored);
     if (!force)
       throw Error(Exit::bad_input, what + "; a baseline of errors would make every later comparison "
                                           "meaningless (pass --force to promote it anyway)");

@@ -369,9 +369,10 @@ RunResult run_from_options(const po::variables_map& vm) {
     result.code = code;
   } else if (measured.runs > 0 && !report::can_judge(measured, cfg.thresholds.max_errored_runs_pct)) {
     // (An empty shard of a small suite ran nothing and is not an error.)
-    std::cerr << "gate: error: could not measure: " << terminal_safe(report::errors_text(measured))
-              << ", above thresholds.max_errored_runs_pct " << cfg.thresholds.max_errored_runs_pct
-              << "%; errored runs are neither passes nor failures, so nothing is judged\n";
+    std::cerr << "gate: error: could not measure: "
+              << terminal_safe(report::over_limit_text(measured, "thresholds.max_errored_runs_pct",
+                                                       cfg.thresholds.max_errored_runs_pct))
+              << "; errored runs are neither passes nor failures, so nothing is judged\n";
     result.code = static_cast<int>(Exit::cannot_run);
   }
   return result;

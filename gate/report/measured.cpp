@@ -54,6 +54,10 @@ std::string errors_text(const Measured& m) {
   return s;
 }
 
+std::string over_limit_text(const Measured& m, const std::string& limit, double max_errored_pct) {
+  return errors_text(m) + ", above " + limit + " " + fixed(max_errored_pct, 1) + "%";
+}
+
 std::string success_text(const Report& r, const Measured& m) {
   if (m.measured() <= 0) return "n/a (0 of " + std::to_string(m.runs) + " runs measured)";
   return fixed(100 * r.stats.overall.success_rate, 1) + "%";

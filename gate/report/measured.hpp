@@ -31,6 +31,10 @@ bool can_judge(const Measured& m, double max_errored_pct);
 // "132 of 132 runs errored (rate_limit 132); first: task t1 run 0: HTTP 429: …"
 std::string errors_text(const Measured& m);
 
+// errors_text, then ", above <limit> 5.0%": why a report cannot be judged,
+// for the commands that refuse one (run, analyze, baseline update).
+std::string over_limit_text(const Measured& m, const std::string& limit, double max_errored_pct);
+
 // "78.0%", or "n/a (0 of 132 runs measured)" when no run was measured.
 std::string success_text(const Report& r, const Measured& m);
 
