@@ -98,6 +98,10 @@ for t in "${built[@]}"; do
     -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" >"$log" 2>&1; then
     status="FAILED (see $log)"
     failed=1
+    # The log stays on the runner; what CI prints is all a reader gets, so
+    # show the finding's kind, its stack and the input (libFuzzer's Base64).
+    echo "-- the end of $log"
+    tail -n 60 "$log"
   fi
   executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   executed=${executed:-0}

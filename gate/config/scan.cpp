@@ -29,8 +29,15 @@ bool content_follows(std::string_view text, std::size_t i) {
 } // namespace
 
 // One pass that follows just enough YAML to know whether a character is in
-// a comment, a quoted scalar or a flow collection. It need not be exact:
-// yaml-cpp parses afterwards, and its own depth guard stays as a backstop.
+// a comment, a quoted scalar, a block scalar or a flow collection, and
+// whether it would begin a token. It need not be exact: yaml-cpp parses
+// afterwards, and its own depth guard stays as a backstop.
+//
+// yaml-cpp 0.7 loops forever, allocating, on some ',' outside a flow
+// collection that begins a token (",", "\"a\" ,", "- a\n,", "  a: 0\n,b",
+// " &a: ,b": the fuzzer's findings so far). Such a comma is never valid
+// YAML, since ',' cannot begin a plain scalar, so all of them are refused;
+// a ',' inside a plain scalar ("tags: a, b") is text and left alone.
 void prescan(std::string_view text, const std::string& where) {
   auto fail = [&](std::size_t line, std::size_t col, const std::string& msg) {
     throw Error(Exit::bad_input, located(where, line, col, msg));
@@ -38,6 +45,9 @@ void prescan(std::string_view text, const std::string& where) {
   if (text.size() > k_max_config_bytes) {
     fail(0, 0, "config is larger than 1 MiB; expected a small YAML file");
   }
+  // A blank or the end of the line or file: what makes "-", "?" and ":"
+  // indicators rather than the start of a plain scalar.
+  auto blank_at = [&](std::size_t j) { return j >= text.size() || blank(text[j]) || text[j] == '\n'; };
   std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   std::size_t line = 1, col = 1;
   int depth = 0;
@@ -48,24 +58,16 @@ void prescan(std::string_view text, const std::string& where) {
   bool indentation = true; // still in the line's leading blanks
   char prev = '\n';        // the previous character
   char last = '\n';        // the last non-blank character on this line, '\n' if none
-  // yaml-cpp 0.7 loops forever, allocating, on a ',' outside a flow
-  // collection before the document's root mapping has begun (",", "\"a\" ,",
-  // "- a\n,"); once a "key:" is open it reports an error instead.
-  bool mapping_open = false;
-  // It also loops on a ',' left of the root collection's column when the
-  // root is indented ("  a: 0\n,b: 1"); 0 = no content in this document yet.
-  std::size_t root_col = 0;
-  // ... and on a ',' anywhere on a line that starts left of that column
-  // ("  a:\n &b: ,c", the third fuzz finding): such a line has left the
-  // root collection, which yaml-cpp does not notice before it loops.
-  std::size_t line_col = 0; // column of the line's first content, 0 = none yet
-  // The same for a line left of the line that opened the first key, when
-  // that key is more indented than the document's first content ("do\n
-  // name:\n &b: ,c", the fourth finding).
-  std::size_t key_line_col = 0;
+  // True while the next non-blank character outside brackets would begin a
+  // token rather than continue a plain scalar.
+  bool token_start = true;
   // Inside an anchor, alias or tag ("&a:", "!t"): a ':' there is part of its
-  // name, not a key's, and a ',' after it still comes before the first key.
+  // name, not a key's.
   bool property = false;
+  std::size_t line_col = 0; // column of the line's first content, 0 = none yet
+  // Lines indented more than this column are a block scalar's text ("|", ">").
+  std::size_t block_scalar_col = 0;
+  bool block_scalar = false;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
@@ -79,6 +81,7 @@ void prescan(std::string_view text, const std::string& where) {
       comment = false;
       property = false;
       indentation = true;
+      token_start = true;
       line_col = 0;
       prev = last = '\n';
       continue;
@@ -91,8 +94,17 @@ void prescan(std::string_view text, const std::string& where) {
       }
     }
     if (c != ' ' && c != '\t') indentation = false;
+    if (block_scalar && line_col == 0 && !blank(c)) {
+      // The first content of a line: still the block scalar's text if it is
+      // indented more than the line that opened it.
+      if (col > block_scalar_col) {
+        comment = true; // nothing on this line counts
+      } else {
+        block_scalar = false;
+      }
+    }
     if (comment) {
-      // Nothing inside a comment counts.
+      // Nothing inside a comment (or a block scalar's text) counts.
     } else if (quote == '\'') {
       if (c == '\'') {
         if (i + 1 < text.size() && text[i + 1] == '\'') {
@@ -113,28 +125,23 @@ void prescan(std::string_view text, const std::string& where) {
       // Still the property's name.
     } else {
       property = false;
-      // A quote or bracket starts a node only where a node can start: first
-      // on the line, after "key:", "- ", "? " or inside a flow collection.
-      // Elsewhere it is part of a plain scalar ("it's", "a[1]").
+      // A quote or bracket starts a node only where a node can start: where
+      // a token begins outside brackets (first on the line, after "key:",
+      // "- ", "? "), or after '[', '{', ',' or ':' inside them. Elsewhere it
+      // is part of a plain scalar ("it's", "a[1]", "x{{").
       const bool node_start =
-          std::string_view("\n:-?[{,").find(last) != std::string_view::npos && (blank(prev) || prev == last);
+          depth == 0 ? token_start
+                     : std::string_view("[{,:").find(last) != std::string_view::npos && (blank(prev) || prev == last);
       if (c == '#' && (blank(prev) || prev == '\n')) {
         comment = true;
       } else if ((c == '&' || c == '!' || c == '*') && node_start) {
         property = true;
-      } else if (c == ',' && depth == 0 && !mapping_open) {
-        fail(line, col, "',' before the first key; expected key: value lines");
-      } else if (c == ',' && depth == 0 &&
-                 (line_col != 0 ? line_col : col) < std::max(root_col, key_line_col)) {
-        fail(line, col, "',' left of the first key's column; expected key: value lines");
-      } else if (c == ':' && depth == 0 &&
-                 (i + 1 == text.size() || blank(text[i + 1]) || text[i + 1] == '\n')) {
-        mapping_open = true;
-        if (key_line_col == 0) key_line_col = line_col;
-      } else if (c == '-' && prev == '\n' && text.substr(i, 3) == "---") {
-        mapping_open = false; // a new document
-        root_col = 0;
-        key_line_col = 0;
+      } else if (c == ',' && depth == 0 && token_start) {
+        fail(line, col,
+             "',' outside [ ] or { } where a value begins; expected key: value lines "
+             "(quote a value that starts with ',')");
+      } else if (c == ':' && depth == 0 && blank_at(i + 1)) {
+        token_start = true; // the key ends, its value may begin
       } else if ((c == '\'' || c == '"') && node_start) {
         quote = c;
         quote_line = line, quote_col = col;
@@ -146,12 +153,24 @@ void prescan(std::string_view text, const std::string& where) {
         }
       } else if ((c == ']' || c == '}') && depth > 0) {
         --depth;
+      } else if (blank(c) || depth > 0 || !token_start || c == ']' || c == '}') {
+        // A blank, inside brackets, inside a plain scalar, or a stray closing
+        // bracket (yaml-cpp's own error): nothing changes.
+      } else if ((c == '-' || c == '?') && blank_at(i + 1)) {
+        // "- " and "? ": a value may still begin.
+      } else if (col == 1 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") && blank_at(i + 3)) {
+        i += 2, col += 2; // a document marker
+      } else if ((c == '|' || c == '>') && node_start) {
+        block_scalar = true;
+        block_scalar_col = line_col != 0 ? line_col : col;
+        comment = true; // its header ("|-", "|2") and the rest of the line
+      } else {
+        token_start = false; // a plain scalar begins
       }
     }
     if (!comment && !blank(c)) {
       if (line_col == 0 && quote == 0 && depth == 0) line_col = col;
       last = c;
-      if (root_col == 0 && quote == 0 && depth == 0) root_col = col;
     }
     prev = c;
     i += len;
