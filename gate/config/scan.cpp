@@ -71,6 +71,11 @@ void prescan(std::string_view text, const std::string& where) {
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
+    // yaml-cpp ends a line at a lone CR in some places and not in others
+    // (an anchor's name runs on over it: "&p\rpa ,l" loops), so the two
+    // readings of such a file cannot be made to agree.
+    if (c == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))
+      fail(line, col, "carriage return not followed by a line feed; expected \\n or \\r\\n line endings");
     const std::size_t len = utf8_length(static_cast<unsigned char>(c));
     if (len == 0 || i + len > text.size() || !valid_utf8(text.substr(i, len))) {
       fail(line, col, "invalid UTF-8; expected UTF-8 text");
