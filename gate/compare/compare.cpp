@@ -352,15 +352,22 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
 
   v.reasons = detail::reasons(v);
   v.inconclusive = detail::inconclusive_reasons(v);
+  v.route_fields = routes.fields;
+  decide(v);
+  return v;
+}
+
+void decide(Verdict& v) {
+  v.status = Status::passed;
+  v.exit = Exit::pass;
   if (!v.reasons.empty()) {
     v.status = Status::failed;
     v.exit = Exit::threshold;
   } else if (!v.inconclusive.empty()) {
     v.status = Status::inconclusive;
-    v.exit = o.thresholds.on_inconclusive == "fail" ? Exit::threshold : Exit::pass;
+    v.exit = v.on_inconclusive == "fail" ? Exit::threshold : Exit::pass;
   }
-  v.headline = detail::headline(v, routes.fields);
-  return v;
+  v.headline = detail::headline(v, v.route_fields);
 }
 
 } // namespace gate::compare

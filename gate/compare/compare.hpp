@@ -107,6 +107,35 @@ struct ScenarioRow {
   std::int64_t tasks = 0;
 };
 
+// A task's fresh runs in a confirmation (METRICS.md "Confirmation").
+struct ConfirmedTask {
+  std::string id;
+  std::int64_t baseline_passed = 0, baseline_runs = 0, current_passed = 0, current_runs = 0;
+  bool worse = false; // the baseline side passed more often in the fresh runs
+};
+
+// What the confirmation runs did to the verdict; absent when none ran.
+struct Confirmation {
+  enum class State {
+    confirmed,   // the fresh runs show the selected tasks worse: the verdict failed
+    dismissed,   // they do not: the doubt was noise
+    needs_calls, // replay-only and not recorded: `missing` lists the runs, `command` records them
+  };
+  State state = State::dismissed;
+  int runs = 0;                     // fresh runs per side per task
+  std::int64_t max_calls = 0;       // the budget
+  std::int64_t planned_calls = 0;   // what the picked tasks may use, at most max_calls
+  std::int64_t calls = 0;           // fresh calls made (replayed ones are free)
+  std::int64_t tokens = 0;          // their tokens
+  double p_value = 1;               // stratified exact, one-sided
+  double level = 0.05;              // alpha / (gated rows + 1)
+  std::vector<ConfirmedTask> tasks; // the picked tasks, in pick order
+  std::vector<std::string> left_out; // candidates the budget left out
+  std::vector<std::string> missing;  // needs_calls only: "task "a" baseline runs 3-5"
+  std::string command;               // needs_calls only
+};
+const char* to_string(Confirmation::State s);
+
 struct Verdict {
   Status status = Status::passed;
   bool passed() const { return status == Status::passed; }
@@ -134,7 +163,14 @@ struct Verdict {
   std::optional<std::int64_t> max_new_failures;
   std::string on_inconclusive = "warn"; // thresholds.on_inconclusive: pass | warn | fail
   double max_errored_runs_pct = 5;      // thresholds.max_errored_runs_pct
+  std::vector<std::string> route_fields; // route fields whose modal values differ, for the headline
+  std::optional<Confirmation> confirmation;
 };
+
+// Status, exit code and headline from the reasons and inconclusive rows:
+// failed when any reason, else inconclusive when any row cannot be decided
+// (exit per on_inconclusive), else passed.
+void decide(Verdict& v);
 
 // The gate fails (exit threshold) when a metric failed, a task regressed, or
 // flips exceed max_new_failures; it could not measure (exit cannot_run)

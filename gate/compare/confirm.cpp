@@ -1,0 +1,219 @@
+#include <gate/compare/confirm.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <gate/compare/detail.hpp>
+#include <gate/util/format.hpp>
+
+namespace gate::compare {
+
+namespace {
+
+struct Side {
+  std::int64_t passed = 0, measured = 0;
+  int next_replica = 0; // one past the highest replica index the side used
+  std::string fingerprint;
+  bool one_fingerprint = true;
+};
+
+Side side_of(const results::Task& t) {
+  Side s;
+  for (const results::Run& r : t.runs) {
+    s.next_replica = std::max(s.next_replica, r.index + 1);
+    if (s.fingerprint.empty() && !r.fingerprint.empty()) s.fingerprint = r.fingerprint;
+    if (r.fingerprint != s.fingerprint) s.one_fingerprint = false;
+    if (r.errored()) continue;
+    ++s.measured;
+    s.passed += r.passed ? 1 : 0;
+  }
+  return s;
+}
+
+// log C(n, k), exact enough for the run counts of a confirmation.
+double log_choose(std::int64_t n, std::int64_t k) {
+  return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
+         std::lgamma(static_cast<double>(n - k) + 1);
+}
+
+// "0.017", "<0.001": p-values and levels in the reasons.
+std::string number3(double x) {
+  if (x < 0.001) return "<0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", x);
+  return buf;
+}
+
+std::string runs_text(int first, int count) {
+  return count == 1 ? "run " + std::to_string(first)
+                    : "runs " + std::to_string(first) + "-" + std::to_string(first + count - 1);
+}
+
+} // namespace
+
+const char* to_string(Confirmation::State s) {
+  switch (s) {
+  case Confirmation::State::confirmed: return "confirmed";
+  case Confirmation::State::dismissed: return "dismissed";
+  case Confirmation::State::needs_calls: return "needs calls";
+  }
+  return "?";
+}
+
+bool needs_confirmation(const Verdict& v) {
+  if (v.status == Status::failed || v.status == Status::unmeasured) return false;
+  if (v.status == Status::inconclusive || v.flips > 0) return true;
+  return std::any_of(v.metrics.begin(), v.metrics.end(),
+                     [](const MetricRow& r) { return r.gated && r.crossed && !r.significant; });
+}
+
+ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Report& current, int runs,
+                              std::int64_t max_calls,
+                              const std::function<Confirmable(const std::string& id)>& about) {
+  std::map<std::string_view, const results::Task*> base;
+  for (const auto& t : baseline.tasks)
+    base.emplace(t.id, &t);
+  std::vector<ConfirmPick> candidates;
+  for (const auto& t : current.tasks) {
+    auto it = base.find(t.id);
+    if (it == base.end()) continue;
+    const Side b = side_of(*it->second), a = side_of(t);
+    if (b.measured == 0 || a.measured == 0) continue;
+    // Fresh runs of one request per side; a side that sent several, or none
+    // known, has no single request to send again.
+    if (!b.one_fingerprint || !a.one_fingerprint || b.fingerprint.empty() || a.fingerprint.empty()) continue;
+    if (b.fingerprint == a.fingerprint) continue;
+    const double fall = static_cast<double>(b.passed) / static_cast<double>(b.measured) -
+                        static_cast<double>(a.passed) / static_cast<double>(a.measured);
+    if (fall <= 0) continue;
+    const Confirmable c = about(t.id);
+    if (!c.resendable) continue;
+    ConfirmPick p;
+    p.id = t.id;
+    p.flipped = b.passed == b.measured && a.passed < a.measured;
+    p.difference = fall;
+    p.baseline_fingerprint = b.fingerprint;
+    p.current_fingerprint = a.fingerprint;
+    p.baseline_first_replica = b.next_replica;
+    p.current_first_replica = a.next_replica;
+    p.calls = 2 * static_cast<std::int64_t>(runs) * std::max(1, c.calls_per_run);
+    candidates.push_back(std::move(p));
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const ConfirmPick& x, const ConfirmPick& y) {
+    if (x.flipped != y.flipped) return x.flipped;
+    if (x.difference != y.difference) return x.difference > y.difference;
+    return x.id < y.id;
+  });
+  ConfirmPlan plan;
+  for (auto& p : candidates) {
+    if (plan.calls + p.calls > max_calls) {
+      plan.left_out.push_back(p.id);
+      continue;
+    }
+    plan.calls += p.calls;
+    plan.picks.push_back(std::move(p));
+  }
+  std::sort(plan.left_out.begin(), plan.left_out.end());
+  return plan;
+}
+
+double stratified_exact_p(const std::vector<ConfirmCounts>& tasks) {
+  // law[s] = P(sum of the baseline's passes so far = s)
+  std::vector<double> law{1.0};
+  std::int64_t observed = 0;
+  for (const ConfirmCounts& t : tasks) {
+    if (t.baseline_passed < 0 || t.current_passed < 0 || t.baseline_passed > t.baseline_runs ||
+        t.current_passed > t.current_runs)
+      throw Error(Exit::bad_input, "confirmation counts of task \"" + t.id + "\" are inconsistent");
+    if (t.baseline_runs == 0 || t.current_runs == 0) continue;
+    const std::int64_t n = t.baseline_runs, total = t.baseline_runs + t.current_runs;
+    const std::int64_t passes = t.baseline_passed + t.current_passed;
+    observed += t.baseline_passed;
+    const std::int64_t lo = std::max<std::int64_t>(0, passes - t.current_runs), hi = std::min(passes, n);
+    std::vector<double> next(law.size() + static_cast<std::size_t>(n), 0.0);
+    const double denominator = log_choose(total, n);
+    for (std::int64_t x = lo; x <= hi; ++x) {
+      const double px = std::exp(log_choose(passes, x) + log_choose(total - passes, n - x) - denominator);
+      for (std::size_t s = 0; s < law.size(); ++s)
+        next[s + static_cast<std::size_t>(x)] += law[s] * px;
+    }
+    law = std::move(next);
+  }
+  double p = 0;
+  for (std::size_t s = static_cast<std::size_t>(observed); s < law.size(); ++s)
+    p += law[s];
+  return std::min(1.0, p);
+}
+
+double confirmation_level(const Verdict& v) {
+  const auto gated = std::count_if(v.metrics.begin(), v.metrics.end(), [](const MetricRow& r) { return r.gated; });
+  return v.alpha / static_cast<double>(gated + 1);
+}
+
+void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<ConfirmCounts> fresh, int runs,
+                        std::int64_t max_calls, std::int64_t calls_made, std::int64_t tokens) {
+  Confirmation c;
+  c.runs = runs;
+  c.max_calls = max_calls;
+  c.planned_calls = plan.calls;
+  c.calls = calls_made;
+  c.tokens = tokens;
+  c.left_out = plan.left_out;
+  c.level = confirmation_level(v);
+  c.p_value = stratified_exact_p(fresh);
+  std::vector<std::string> worse;
+  for (const ConfirmCounts& f : fresh) {
+    ConfirmedTask t{f.id, f.baseline_passed, f.baseline_runs, f.current_passed, f.current_runs, false};
+    t.worse = f.baseline_runs > 0 && f.current_runs > 0 &&
+              f.baseline_passed * f.current_runs > f.current_passed * f.baseline_runs;
+    if (t.worse) worse.push_back(f.id);
+    c.tasks.push_back(std::move(t));
+  }
+  const std::string tested = std::to_string(fresh.size()) + " task" + (fresh.size() == 1 ? "" : "s") + " × " +
+                             std::to_string(runs) + " fresh runs per side";
+  if (c.p_value <= c.level) {
+    c.state = Confirmation::State::confirmed;
+    v.reasons.push_back("confirmed by " + tested + " (stratified exact p " + number3(c.p_value) +
+                        " ≤ level " + number3(c.level) + "): worse on " + detail::join(worse, ", "));
+  } else {
+    c.state = Confirmation::State::dismissed;
+    if (plan.left_out.empty()) {
+      v.inconclusive.clear();
+      v.warnings.push_back("confirmation dismissed the doubt as noise: " + tested +
+                           " (stratified exact p " + number3(c.p_value) + " > level " +
+                           number3(c.level) + ")");
+    } else {
+      v.inconclusive.push_back("confirmation covered " + std::to_string(plan.picks.size()) + " of " +
+                               std::to_string(plan.picks.size() + plan.left_out.size()) +
+                               " tasks whose success fell and found no regression (p " +
+                               number3(c.p_value) + "); raise confirm.max_calls (" +
+                               std::to_string(max_calls) + ") to cover the rest");
+    }
+  }
+  v.confirmation = std::move(c);
+  decide(v);
+}
+
+void confirmation_needs_calls(Verdict& v, const ConfirmPlan& plan, int runs, std::int64_t max_calls,
+                              std::vector<std::string> missing, std::string command) {
+  Confirmation c;
+  c.state = Confirmation::State::needs_calls;
+  c.runs = runs;
+  c.max_calls = max_calls;
+  c.planned_calls = plan.calls;
+  c.level = confirmation_level(v);
+  c.left_out = plan.left_out;
+  for (const ConfirmPick& p : plan.picks)
+    c.tasks.push_back({p.id, 0, 0, 0, 0, false});
+  if (missing.empty())
+    for (const ConfirmPick& p : plan.picks)
+      missing.push_back("task \"" + p.id + "\" baseline " + runs_text(p.baseline_first_replica, runs) +
+                        ", current " + runs_text(p.current_first_replica, runs));
+  c.missing = std::move(missing);
+  c.command = std::move(command);
+  v.confirmation = std::move(c);
+}
+
+} // namespace gate::compare
