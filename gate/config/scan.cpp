@@ -65,6 +65,22 @@ void prescan(std::string_view text, const std::string& where) {
   // name, not a key's.
   bool property = false;
   std::size_t line_col = 0; // column of the line's first content, 0 = none yet
+  // yaml-cpp 0.7 also loops on a document whose root is not a mapping
+  // ("&a m\n?"), and it starts a new document, unasked, at a line left of
+  // an indented root ("  a: 0\n&x m\n?"). gate.yaml is a mapping: each
+  // document's first content line must hold a key, and no later line may
+  // start left of that key's column.
+  std::size_t root_col = 0;   // the document's first key's column, 0 = none yet
+  bool key_on_line = false;   // a "key:" indicator outside brackets on this line
+  bool marker = false;        // the character just read ended a "---" or "..." marker
+  bool line_starts_list = false; // the line's first content is "- " or "["
+  auto check_root_line = [&] {
+    if (root_col == 0 && line_col != 0 && !key_on_line)
+      fail(line, line_col,
+           std::string("expected a mapping of keys at top level (key: value lines)") +
+               (line_starts_list ? ", got a list" : ""));
+    if (root_col == 0 && line_col != 0) root_col = line_col;
+  };
   // Lines indented more than this column are a block scalar's text ("|", ">").
   std::size_t block_scalar_col = 0;
   bool block_scalar = false;
@@ -80,7 +96,10 @@ void prescan(std::string_view text, const std::string& where) {
     if (len == 0 || i + len > text.size() || !valid_utf8(text.substr(i, len))) {
       fail(line, col, "invalid UTF-8; expected UTF-8 text");
     }
+    // Whether this character is outside quotes and brackets before it is read.
+    const bool outside = quote == 0 && depth == 0;
     if (c == '\n') {
+      if (outside) check_root_line();
       ++line, ++i;
       col = 1;
       comment = false;
@@ -88,10 +107,11 @@ void prescan(std::string_view text, const std::string& where) {
       indentation = true;
       token_start = true;
       line_col = 0;
+      key_on_line = false;
       prev = last = '\n';
       continue;
     }
-    if (indentation && quote == 0 && depth == 0) {
+    if (indentation && outside) {
       // YAML indents with spaces only, and yaml-cpp's own message for a tab
       // ("illegal map value") does not say so.
       if (c == '\t' && content_follows(text, i)) {
@@ -147,6 +167,7 @@ void prescan(std::string_view text, const std::string& where) {
              "(quote a value that starts with ',')");
       } else if (c == ':' && depth == 0 && blank_at(i + 1)) {
         token_start = true; // the key ends, its value may begin
+        key_on_line = true;
       } else if ((c == '\'' || c == '"') && node_start) {
         quote = c;
         quote_line = line, quote_col = col;
@@ -164,7 +185,9 @@ void prescan(std::string_view text, const std::string& where) {
       } else if ((c == '-' || c == '?') && blank_at(i + 1)) {
         // "- " and "? ": a value may still begin.
       } else if (col == 1 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") && blank_at(i + 3)) {
-        i += 2, col += 2; // a document marker
+        i += 2, col += 2; // a document marker, not content: a new root follows
+        root_col = 0;
+        marker = true;
       } else if ((c == '|' || c == '>') && node_start) {
         block_scalar = true;
         block_scalar_col = line_col != 0 ? line_col : col;
@@ -173,14 +196,24 @@ void prescan(std::string_view text, const std::string& where) {
         token_start = false; // a plain scalar begins
       }
     }
-    if (!comment && !blank(c)) {
-      if (line_col == 0 && quote == 0 && depth == 0) line_col = col;
+    if (marker) {
+      marker = false;
+    } else if (!comment && !blank(c)) {
+      if (line_col == 0 && outside) {
+        line_col = col;
+        line_starts_list = c == '[' || (c == '-' && blank_at(i + 1));
+        if (root_col != 0 && col < root_col)
+          fail(line, col,
+               "line starts left of the top-level keys (column " + std::to_string(root_col) +
+                   "); expected each top-level key in that column");
+      }
       last = c;
     }
     prev = c;
     i += len;
     ++col;
   }
+  if (quote == 0 && depth == 0) check_root_line();
   // yaml-cpp takes an unclosed quoted scalar up to the end of the file.
   if (quote != 0) {
     fail(quote_line, quote_col, std::string("quoted string never closed; expected a closing ") + quote);

@@ -43,8 +43,8 @@ TEST_CASE("nesting 100,000 levels deep is an error, not a crash") {
   std::string dashes;
   for (int i = 0; i < 100000; ++i)
     dashes += "- ";
-  const std::string block = load_error(dashes + "x\n");
-  CHECK(block.starts_with("gate.yaml:1:"));
+  const std::string block = load_error("runs:\n  " + dashes + "x\n");
+  CHECK(block.starts_with("gate.yaml:2:"));
   CHECK(block.find("nested deeper than") != std::string::npos);
   // And by indentation: 1,000 maps each one space deeper.
   std::string indented;
@@ -195,7 +195,8 @@ TEST_CASE("empty, non-mapping, multi-document and malformed text") {
   CHECK(load_error("# nothing here\n\n") ==
         "gate.yaml: empty config; expected at least suite.path and model.name");
   CHECK(load_error("---\n") == "gate.yaml: empty config; expected at least suite.path and model.name");
-  CHECK(load_error("- a\n- b\n") == "gate.yaml:1:1: expected a mapping of keys at top level, got a list");
+  CHECK(load_error("- a\n- b\n") ==
+        "gate.yaml:1:1: expected a mapping of keys at top level (key: value lines), got a list");
   CHECK(load_error(k_minimal + "---\nruns: 3\n") == "gate.yaml:6:1: a second YAML document; expected one");
   // "runs: 3" then the NUL at column 8.
   CHECK(load_error(k_minimal + std::string("runs: 3\0\n", 9)) ==
