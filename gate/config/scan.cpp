@@ -66,20 +66,31 @@ void prescan(std::string_view text, const std::string& where) {
   bool property = false;
   std::size_t line_col = 0; // column of the line's first content, 0 = none yet
   // yaml-cpp 0.7 also loops on a document whose root is not a mapping
-  // ("&a m\n?"), and it starts a new document, unasked, at a line left of
-  // an indented root ("  a: 0\n&x m\n?"). gate.yaml is a mapping: each
-  // document's first content line must hold a key, and no later line may
-  // start left of that key's column.
+  // ("&a m\n?"), on a node that is neither a key nor an item where keys are
+  // ("a: 1\n!!t[\n,b": the tagged flow list), and it starts a new document,
+  // unasked, at a line left of an indented root ("  a: 0\n&x m\n?"). So
+  // gate.yaml is held to the plain form of block YAML: every line that
+  // begins outside quotes, brackets and block scalars holds a key ("k:") or
+  // begins a list item ("- "), the first one a key, and none starts left of
+  // the first key's column.
   std::size_t root_col = 0;   // the document's first key's column, 0 = none yet
   bool key_on_line = false;   // a "key:" indicator outside brackets on this line
   bool marker = false;        // the character just read ended a "---" or "..." marker
-  bool line_starts_list = false; // the line's first content is "- " or "["
-  auto check_root_line = [&] {
-    if (root_col == 0 && line_col != 0 && !key_on_line)
+  bool line_starts_item = false; // the line's first content is "- "
+  bool line_starts_flow = false; // ... or "["
+  auto check_line = [&] {
+    if (line_col == 0 || key_on_line) {
+      if (root_col == 0 && line_col != 0) root_col = line_col;
+      return;
+    }
+    if (root_col == 0)
       fail(line, line_col,
            std::string("expected a mapping of keys at top level (key: value lines)") +
-               (line_starts_list ? ", got a list" : ""));
-    if (root_col == 0 && line_col != 0) root_col = line_col;
+               (line_starts_item || line_starts_flow ? ", got a list" : ""));
+    if (!line_starts_item)
+      fail(line, line_col,
+           "expected \"key: value\" or \"- item\" on this line; a value that goes on over several lines "
+           "needs quotes or a block scalar (|)");
   };
   // Lines indented more than this column are a block scalar's text ("|", ">").
   std::size_t block_scalar_col = 0;
@@ -99,7 +110,7 @@ void prescan(std::string_view text, const std::string& where) {
     // Whether this character is outside quotes and brackets before it is read.
     const bool outside = quote == 0 && depth == 0;
     if (c == '\n') {
-      if (outside) check_root_line();
+      check_line();
       ++line, ++i;
       col = 1;
       comment = false;
@@ -201,7 +212,8 @@ void prescan(std::string_view text, const std::string& where) {
     } else if (!comment && !blank(c)) {
       if (line_col == 0 && outside) {
         line_col = col;
-        line_starts_list = c == '[' || (c == '-' && blank_at(i + 1));
+        line_starts_item = c == '-' && blank_at(i + 1);
+        line_starts_flow = c == '[';
         if (root_col != 0 && col < root_col)
           fail(line, col,
                "line starts left of the top-level keys (column " + std::to_string(root_col) +
@@ -213,7 +225,7 @@ void prescan(std::string_view text, const std::string& where) {
     i += len;
     ++col;
   }
-  if (quote == 0 && depth == 0) check_root_line();
+  if (quote == 0) check_line();
   // yaml-cpp takes an unclosed quoted scalar up to the end of the file.
   if (quote != 0) {
     fail(quote_line, quote_col, std::string("quoted string never closed; expected a closing ") + quote);

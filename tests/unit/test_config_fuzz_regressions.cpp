@@ -32,7 +32,7 @@ TEST_CASE("every fuzz finding is refused before yaml-cpp sees it") {
        {"regression-comma-left-of-root.yaml", "regression-anchor-with-colon.yaml", "regression-line-left-of-root.yaml",
         "regression-dedent-after-key.yaml", "regression-comma-first-left-of-key.yaml",
         "regression-comma-after-braces.yaml", "regression-lone-cr-in-anchor.yaml",
-        "regression-scalar-root-then-key.yaml"}) {
+        "regression-scalar-root-then-key.yaml", "regression-tagged-flow-among-keys.yaml"}) {
     const std::string file = name;
     CAPTURE(file);
     const std::string error = load_error(corpus_file(name));
@@ -96,6 +96,14 @@ TEST_CASE("a top level that is not key: value lines in one column is refused") {
                             "that column"},
       {"  a: 0\n&x m\n?\n", "2:1: line starts left of the top-level keys (column 3); expected each top-level key "
                               "in that column"},
+      // Where keys are, a line that is neither a key nor an item: a tagged
+      // flow list among the keys looped (the tenth finding).
+      {"a: 1\n!!t[\n,b\n", "2:1: expected \"key: value\" or \"- item\" on this line; a value that goes on over "
+                             "several lines needs quotes or a block scalar (|)"},
+      {"a:\n  &b m\n  ?\n", "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over "
+                              "several lines needs quotes or a block scalar (|)"},
+      {"a: b\n  c\n", "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over several "
+                       "lines needs quotes or a block scalar (|)"},
       // A second document is held to the same rule.
       {"a: 1\n---\n&x m\n", "3:1" + not_mapping},
   };
@@ -103,8 +111,15 @@ TEST_CASE("a top level that is not key: value lines in one column is refused") {
     CAPTURE(c.text);
     CHECK(load_error(c.text) == "gate.yaml:" + c.error);
   }
-  // Comments, block scalars and quoted continuations may start anywhere.
+  // Lists, flow collections over several lines, comments, block scalars
+  // and quoted continuations may start anywhere right of the root.
   gate::config::test::Scratch scratch;
+  CHECK(gate::config::load(scratch.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore:\n  - "
+                                                      "/a\n  - /b\n"))
+            .cache.ignore.size() == 2);
+  CHECK(gate::config::load(scratch.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore: [\n"
+                                                      "    \"/a\",\n \"/b\"\n]\n"))
+            .cache.ignore.size() == 2);
   CHECK(gate::config::load(scratch.write("gate.yaml", "  suite:\n# c\n    path: s\n  model:\n    name: \"a\nb\"\n"))
             .model.name == "a b");
 }
