@@ -486,6 +486,21 @@ Stats Store::stats() const {
   return s;
 }
 
+std::map<std::string, Entry> Store::by_fingerprint(const std::set<std::string>& fingerprints) const {
+  std::map<std::string, Entry> found;
+  if (fingerprints.empty()) return found;
+  for (const Item& it : walk(root_)) {
+    if (it.kind != Kind::entry) continue;
+    Lookup l = get(it.key);
+    if (!l.entry) continue;
+    std::string fp = make_fingerprint(l.entry->provider, l.entry->path, l.entry->request);
+    if (fingerprints.count(fp) == 0) continue;
+    auto at = found.find(fp);
+    if (at == found.end() || l.entry->replica < at->second.replica) found[fp] = std::move(*l.entry);
+  }
+  return found;
+}
+
 std::vector<std::string> Store::verify() const {
   std::vector<std::string> out;
   for (const Item& it : walk(root_))

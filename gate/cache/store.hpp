@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,13 +60,13 @@ public:
   // A missing entry is a plain miss; a rejected one (corrupt, truncated,
   // symlinked, not a regular file) is a miss with corrupt_reason set to
   // "<path>: <reason>". Never throws for what it finds on disk.
-  Lookup get(const std::string &key) const;
+  Lookup get(const std::string& key) const;
   // Writes atomically; throws Error(cannot_run) naming the path when the
   // directory is not writable, is a symlink, or the disk is full.
-  void put(const Entry &e);
+  void put(const Entry& e);
   // Removes one entry; false when there was none. A symlinked shard
   // directory is never entered (false).
-  bool remove(const std::string &key);
+  bool remove(const std::string& key);
 
   // `entries`/`bytes` count valid entries; `corrupt` counts everything
   // verify() would list; `temp_files` counts leftover temp files.
@@ -79,13 +81,19 @@ public:
   // the root and unknown directories are only reported by verify(). Returns
   // the number of files removed. A temp_age shorter than a write can take
   // would remove another process's write in flight.
-  std::size_t prune(const std::vector<std::string> *keep, std::chrono::seconds temp_age);
+  std::size_t prune(const std::vector<std::string>* keep, std::chrono::seconds temp_age);
 
-  const std::filesystem::path &root() const { return root_; }
-  std::filesystem::path path_for(const std::string &key) const;
+  // For each of `fingerprints`, its entry of the lowest replica (every
+  // replica holds the same request), found by reading every entry: a
+  // confirmation sends a baseline's request again knowing only its
+  // fingerprint. Corrupt entries are skipped, as get() would miss them.
+  std::map<std::string, Entry> by_fingerprint(const std::set<std::string>& fingerprints) const;
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path path_for(const std::string& key) const;
 
 private:
-  void make_shard_dir(const std::string &key);
+  void make_shard_dir(const std::string& key);
 
   std::filesystem::path root_;
   mutable std::mutex dirs_mutex_;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include <gate/cli/commands.hpp>
+#include <gate/cli/confirm.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/verdict_output.hpp>
 #include <gate/compare/compare.hpp>
@@ -89,7 +90,10 @@ int cmd_check(const Args& args) {
   po::options_description desc("gate check options (run, then compare with the configured baseline)");
   add_run_options(desc);
   desc.add_options()("baseline,b", po::value<std::string>(),
-                     "the baseline (default: `baseline` in gate.yaml)");
+                     "the baseline (default: `baseline` in gate.yaml)")(
+      "confirm", po::value<int>(),
+      "when the verdict is in doubt, N fresh runs per side of the tasks that decide it (default: "
+      "confirm.runs; 0 = off)");
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
@@ -110,7 +114,14 @@ int cmd_check(const Args& args) {
   // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
   // which answers came from the branch itself.
   if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
-  return emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
+  ConfirmRequest ask{run.config.confirm.runs, run.config.confirm.max_calls, vm.count("confirm") != 0};
+  if (ask.from_flag) {
+    ask.runs = vm["confirm"].as<int>();
+    if (ask.runs < 0 || ask.runs > 100) throw Error(Exit::bad_input, "--confirm: expected runs in 0..100");
+  }
+  const int confirm_code = confirm(v, base, *run.report, run, ask, vm.count("quiet") != 0);
+  const int code = emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
+  return confirm_code != 0 ? confirm_code : code;
 }
 
 int cmd_baseline(const Args& args) {

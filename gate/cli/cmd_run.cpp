@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <gate/cli/common.hpp>
+#include <gate/cli/lazy_client.hpp>
 #include <gate/cli/progress.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/signals.hpp>
@@ -216,6 +217,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   suite::Suite loaded = suite::load(cfg.suite, cfg.suite_version);
   prompt::apply(loaded, prompts);
   const suite::Suite& s = keep_until_exit(std::move(loaded));
+  result.suite = &s;
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
     throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
                                      s.name + " " + s.version + " has " + s.sha256);
@@ -231,15 +233,7 @@ RunResult run_from_options(const po::variables_map& vm) {
 
   std::optional<cache::Store> store;
   if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
-  // A mutex, not std::call_once: make_http_client throws (no key, bad URL),
-  // and an exception thrown through call_once unwinds through glibc's
-  // pthread_once, whose unwinding glibc hands to a dlopen'ed libgcc_s; the
-  // portable binary's static libgcc unwinder then aborts (README, "The
-  // portable binary"). A throw leaves client_made false, so the next call
-  // tries again, as call_once would.
-  std::mutex client_mutex;
-  bool client_made = false;
-  std::unique_ptr<model::ModelClient> client;
+  LazyClient client(cfg.model);
   run::Inputs in;
   in.suite = &s;
   in.cases = cases;
@@ -254,15 +248,7 @@ RunResult run_from_options(const po::variables_map& vm) {
     trusted.emplace(dir);
     in.trusted = &*trusted;
   }
-  in.client = [&]() -> model::ModelClient& {
-    std::lock_guard lock(client_mutex);
-    if (!client_made) {
-      client = net::make_http_client(cfg.model);
-      client_made = true;
-    }
-    if (!client) throw Error(Exit::cannot_run, "the model client could not be made");
-    return *client;
-  };
+  in.client = [&]() -> model::ModelClient& { return client.get(); };
   install_stop_handlers();
   in.stop = &stop_requested();
   in.keep_workdirs = vm.count("keep-workdirs") != 0;

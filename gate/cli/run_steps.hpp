@@ -5,6 +5,7 @@
 #include <gate/cli/common.hpp>
 #include <gate/config/config.hpp>
 #include <gate/report/report.hpp>
+#include <gate/suite/suite.hpp>
 
 namespace gate::cli {
 
@@ -15,6 +16,9 @@ struct RunResult {
   int code = 0;                        // 0, or the exit code that ends the command (3, 4, 130, 143)
   config::Config config;
   std::optional<report::Report> report; // absent when nothing was written (replay-only misses)
+  // The suite as run (prompts rendered), kept until the process exits; a
+  // confirmation sends its cases again. Null before the suite was loaded.
+  const suite::Suite* suite = nullptr;
   // With --trusted-cache: the warning that lists the replayed answers the
   // trusted cache does not hold, by task ("" when there are none).
   std::string recorded_outside_ci;

@@ -122,14 +122,14 @@ struct Confirmation {
     needs_calls, // replay-only and not recorded: `missing` lists the runs, `command` records them
   };
   State state = State::dismissed;
-  int runs = 0;                     // fresh runs per side per task
-  std::int64_t max_calls = 0;       // the budget
-  std::int64_t planned_calls = 0;   // what the picked tasks may use, at most max_calls
-  std::int64_t calls = 0;           // fresh calls made (replayed ones are free)
-  std::int64_t tokens = 0;          // their tokens
-  double p_value = 1;               // stratified exact, one-sided
-  double level = 0.05;              // alpha / (gated rows + 1)
-  std::vector<ConfirmedTask> tasks; // the picked tasks, in pick order
+  int runs = 0;                      // fresh runs per side per task
+  std::int64_t max_calls = 0;        // the budget
+  std::int64_t planned_calls = 0;    // what the picked tasks may use, at most max_calls
+  std::int64_t calls = 0;            // fresh calls made (replayed ones are free)
+  std::int64_t tokens = 0;           // their tokens
+  double p_value = 1;                // stratified exact, one-sided
+  double level = 0.05;               // alpha / (gated rows + 1)
+  std::vector<ConfirmedTask> tasks;  // the picked tasks, in pick order
   std::vector<std::string> left_out; // candidates the budget left out
   std::vector<std::string> missing;  // needs_calls only: "task "a" baseline runs 3-5"
   std::string command;               // needs_calls only
@@ -161,8 +161,8 @@ struct Verdict {
   std::vector<ScenarioRow> scenarios;
   double alpha = 0.05;
   std::optional<std::int64_t> max_new_failures;
-  std::string on_inconclusive = "warn"; // thresholds.on_inconclusive: pass | warn | fail
-  double max_errored_runs_pct = 5;      // thresholds.max_errored_runs_pct
+  std::string on_inconclusive = "warn";  // thresholds.on_inconclusive: pass | warn | fail
+  double max_errored_runs_pct = 5;       // thresholds.max_errored_runs_pct
   std::vector<std::string> route_fields; // route fields whose modal values differ, for the headline
   std::optional<Confirmation> confirmation;
 };

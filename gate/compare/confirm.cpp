@@ -148,7 +148,8 @@ double stratified_exact_p(const std::vector<ConfirmCounts>& tasks) {
 }
 
 double confirmation_level(const Verdict& v) {
-  const auto gated = std::count_if(v.metrics.begin(), v.metrics.end(), [](const MetricRow& r) { return r.gated; });
+  const auto gated =
+      std::count_if(v.metrics.begin(), v.metrics.end(), [](const MetricRow& r) { return r.gated; });
   return v.alpha / static_cast<double>(gated + 1);
 }
 
@@ -181,15 +182,14 @@ void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<Confirm
     c.state = Confirmation::State::dismissed;
     if (plan.left_out.empty()) {
       v.inconclusive.clear();
-      v.warnings.push_back("confirmation dismissed the doubt as noise: " + tested +
-                           " (stratified exact p " + number3(c.p_value) + " > level " +
-                           number3(c.level) + ")");
+      v.warnings.push_back("confirmation dismissed the doubt as noise: " + tested + " (stratified exact p " +
+                           number3(c.p_value) + " > level " + number3(c.level) + ")");
     } else {
       v.inconclusive.push_back("confirmation covered " + std::to_string(plan.picks.size()) + " of " +
                                std::to_string(plan.picks.size() + plan.left_out.size()) +
-                               " tasks whose success fell and found no regression (p " +
-                               number3(c.p_value) + "); raise confirm.max_calls (" +
-                               std::to_string(max_calls) + ") to cover the rest");
+                               " tasks whose success fell and found no regression (p " + number3(c.p_value) +
+                               "); raise confirm.max_calls (" + std::to_string(max_calls) +
+                               ") to cover the rest");
     }
   }
   v.confirmation = std::move(c);
@@ -213,6 +213,14 @@ void confirmation_needs_calls(Verdict& v, const ConfirmPlan& plan, int runs, std
                         ", current " + runs_text(p.current_first_replica, runs));
   c.missing = std::move(missing);
   c.command = std::move(command);
+  const std::size_t shown = std::min<std::size_t>(c.missing.size(), 5);
+  std::string runs_needed;
+  for (std::size_t i = 0; i < shown; ++i)
+    runs_needed += (i == 0 ? "" : "; ") + c.missing[i];
+  if (c.missing.size() > shown)
+    runs_needed += "; … and " + std::to_string(c.missing.size() - shown) + " more";
+  v.warnings.push_back("confirmation not run: replay-only cannot make its " + std::to_string(plan.calls) +
+                       " fresh calls (" + runs_needed + "); record them with: " + c.command);
   v.confirmation = std::move(c);
 }
 

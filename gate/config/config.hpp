@@ -13,7 +13,7 @@ namespace gate::config {
 // How the cache is used; see README "Cache modes".
 enum class CacheMode { replay, replay_only, record, off };
 std::string to_string(CacheMode m);
-std::optional<CacheMode> parse_cache_mode(const std::string &s);
+std::optional<CacheMode> parse_cache_mode(const std::string& s);
 
 struct ModelConfig {
   std::string provider = "openai"; // openai | anthropic
@@ -79,6 +79,13 @@ struct Thresholds {
   std::string on_inconclusive = "warn"; // pass | warn | fail
 };
 
+// Confirmation runs (METRICS.md "Confirmation"): when `gate check`'s
+// verdict is in doubt, fresh runs of both sides of the tasks that decide it.
+struct ConfirmConfig {
+  int runs = 0;                 // fresh runs per side per task; 0 = off
+  std::int64_t max_calls = 200; // the most fresh calls one confirmation makes
+};
+
 struct Outputs {
   std::filesystem::path dir = ".gate/out";
   std::filesystem::path json = "report.json";   // relative to dir
@@ -104,17 +111,18 @@ struct Config {
   int runs = 3; // k
   int concurrency = 4;
   double token_band_pct = 25.0;
-  bool include_polluted = false; // count route-polluted tasks in the consistency gap
+  bool include_polluted = false;       // count route-polluted tasks in the consistency gap
   std::filesystem::path agent_workdir; // agent tasks' work copies go here; "" = the system temp directory
   CacheConfig cache;
   Thresholds thresholds;
+  ConfirmConfig confirm;
   std::filesystem::path baseline; // "" = none
   Outputs outputs;
   // Selection (CLI only).
   std::vector<std::string> filter;   // glob patterns on task id; any match selects
   std::optional<std::size_t> sample; // run a seeded sample of N tasks
   std::uint64_t sample_seed = 0;
-  std::optional<Shard> shard;        // run only this deterministic slice of the tasks
+  std::optional<Shard> shard; // run only this deterministic slice of the tasks
 
   // Where each effective value came from: "default", "gate.yaml:12",
   // "--runs", "default (CI set, no $OPENAI_API_KEY)". Keyed by the dotted
@@ -131,12 +139,12 @@ struct KeyInfo {
   std::string fallback; // the default, as text ("(required)" for required keys)
   std::string help;
 };
-const std::vector<KeyInfo> &key_table();
+const std::vector<KeyInfo>& key_table();
 
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".
 // Relative paths are resolved against the file's directory.
-Config load(const std::filesystem::path &file);
+Config load(const std::filesystem::path& file);
 
 // Overrides given on the command line; each records its origin ("--runs",
 // "--concurrency", "--mode", "--filter", "--sample", "--sample-seed", "--shard",
@@ -153,22 +161,22 @@ struct Overrides {
   std::optional<std::filesystem::path> baseline;
   std::optional<std::filesystem::path> out_dir;
 };
-void apply(Config &cfg, const Overrides &o);
+void apply(Config& cfg, const Overrides& o);
 
 // Resolves the cache mode default: replay-only when CI is set and the key's
 // env var is absent, replay otherwise. Call after apply().
-void resolve_defaults(Config &cfg);
+void resolve_defaults(Config& cfg);
 
 // The effective configuration as YAML-like "key: value  # origin" lines, in
 // key_table() order, then the CLI-only selection when set. Redacted.
-std::string show(const Config &cfg);
+std::string show(const Config& cfg);
 
 // The effective configuration as nested JSON ({"model": {"name": ...}}), for
 // the report. Holds the key's variable name and alias only; redacted.
-boost::json::object to_json(const Config &cfg);
+boost::json::object to_json(const Config& cfg);
 
 // An output file (outputs.json/markdown/junit) resolved against outputs.dir;
 // "" stays "" (not written), an absolute name is kept.
-std::filesystem::path output_path(const Outputs &o, const std::filesystem::path &name);
+std::filesystem::path output_path(const Outputs& o, const std::filesystem::path& name);
 
 } // namespace gate::config

@@ -154,6 +154,32 @@ template <typename T, typename F> void lines(const std::vector<T>& items, F writ
   out += items.empty() ? "]" : "\n]";
 }
 
+void confirmed_task(const compare::ConfirmedTask& t, std::string& out) {
+  Object o(out);
+  o.str("id", t.id);
+  o.integer("baseline_passed", t.baseline_passed);
+  o.integer("baseline_runs", t.baseline_runs);
+  o.integer("current_passed", t.current_passed);
+  o.integer("current_runs", t.current_runs);
+  o.boolean("worse", t.worse);
+}
+
+void confirmation(const compare::Confirmation& c, std::string& out) {
+  Object o(out);
+  o.str("state", compare::to_string(c.state));
+  o.integer("runs", c.runs);
+  o.integer("max_calls", c.max_calls);
+  o.integer("planned_calls", c.planned_calls);
+  o.integer("calls", c.calls);
+  o.integer("tokens", c.tokens);
+  o.num("p_value", c.p_value);
+  o.num("level", c.level);
+  lines(c.tasks, confirmed_task, o.key("tasks"));
+  o.strings("left_out", c.left_out);
+  o.strings("missing", c.missing);
+  o.str("command", c.command);
+}
+
 } // namespace
 
 std::string verdict_json(const Verdict& v) {
@@ -194,6 +220,10 @@ std::string verdict_json(const Verdict& v) {
     o.strings("removed", v.removed);
     o.strings("route_diff", v.route_diff);
     lines(v.scenarios, scenario, o.key("scenarios"));
+    if (v.confirmation)
+      confirmation(*v.confirmation, o.key("confirmation"));
+    else
+      o.key("confirmation") += "null";
   }
   out += '\n';
   return out;

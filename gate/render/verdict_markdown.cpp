@@ -397,6 +397,42 @@ void scenarios(const Verdict& v, Budget& b) {
   emit(b, s);
 }
 
+// What the confirmation runs did: the decision, the spend, then each task's
+// fresh runs (or, replay-only, the runs it needs and how to record them).
+void confirmation(const Verdict& v, Budget& b) {
+  if (!v.confirmation) return;
+  const compare::Confirmation& c = *v.confirmation;
+  Section s{"### Confirmation\n\n", "", "", {}};
+  using State = compare::Confirmation::State;
+  if (c.state == State::needs_calls) {
+    s.title += "Not run: replay-only cannot make the " + std::to_string(c.planned_calls) +
+               " fresh calls it needs. Record them with `" + md_cell(truncate_utf8(c.command, k_line_bytes)) +
+               "`.\n\n";
+    for (const auto& m : c.missing)
+      s.rows.push_back("- " + md_cell(truncate_utf8(m, k_line_bytes)) + "\n");
+    s.summary = plural(static_cast<std::int64_t>(s.rows.size()), "run needed", "runs needed");
+    emit(b, s);
+    return;
+  }
+  char p[64];
+  std::snprintf(p, sizeof p, "%.3g, level %.3g", c.p_value, c.level);
+  s.title +=
+      std::string(c.state == State::confirmed ? "**Confirmed**" : "**Dismissed as noise**") + ": " +
+      std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
+      " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
+      std::to_string(c.max_calls) + " calls, " + std::to_string(c.tokens) + " tokens" +
+      (c.left_out.empty() ? "" : "; " + std::to_string(c.left_out.size()) + " tasks left out of the budget") +
+      ".\n\n";
+  s.head = "| Task | Baseline (fresh) | Current (fresh) | |\n|---|---:|---:|---|\n";
+  for (const auto& t : c.tasks)
+    s.rows.push_back(cells({md_cell(truncate_utf8(t.id, k_id_bytes)),
+                            std::to_string(t.baseline_passed) + "/" + std::to_string(t.baseline_runs),
+                            std::to_string(t.current_passed) + "/" + std::to_string(t.current_runs),
+                            t.worse ? "worse" : "not worse"}));
+  s.summary = plural(static_cast<std::int64_t>(s.rows.size()), "task", "tasks");
+  emit(b, s);
+}
+
 } // namespace
 
 std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) {
@@ -410,6 +446,7 @@ std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) 
   b.add(k_marker);
   header(v, b);
   metrics(v, b);
+  confirmation(v, b);
   tasks(v, b);
   id_list("Added tasks", v.added, b);
   id_list("Removed tasks", v.removed, b);

@@ -125,6 +125,21 @@ PreparedRequest prepare(const suite::Case& c, const config::Config& cfg) {
   return prepare_call(cfg.model, c.system, messages, cfg);
 }
 
+PreparedRequest resend(const cache::Entry& recorded, const config::Config& cfg) {
+  PreparedRequest p;
+  p.call.provider = recorded.provider;
+  p.call.path = recorded.path;
+  p.call.body = recorded.request;
+  p.hashed_body = apply_ignore(recorded.request, cfg.cache.ignore);
+  p.fingerprint = cache::make_fingerprint(p.call.provider, p.call.path, p.hashed_body);
+  if (cfg.model.stream) {
+    p.call.body = model::with_streaming(p.call.provider, p.call.body);
+    p.call.stream = true;
+  }
+  p.call.max_tokens = cfg.model.max_tokens.value_or(0);
+  return p;
+}
+
 config::ModelConfig judge_model(const config::Config& cfg) {
   config::ModelConfig m = cfg.model;
   if (!cfg.judge.model.empty()) m.name = cfg.judge.model;

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include <gate/cache/entry.hpp>
 #include <gate/config/config.hpp>
 #include <gate/model/api.hpp>
 #include <gate/suite/suite.hpp>
@@ -27,6 +28,12 @@ PreparedRequest prepare(const suite::Case& c, const config::Config& cfg);
 config::ModelConfig judge_model(const config::Config& cfg);
 PreparedRequest prepare_judge(const suite::Case& c, const config::Config& cfg, const std::string& rubric,
                               const std::string& answer);
+
+// A request recorded in the cache, sent again (the baseline side of a
+// confirmation, whose prompt may be gone from the working tree): the
+// recorded body, streamed as `cfg` asks. The cache holds the body with
+// cache.ignore applied, so the ignored parts are not sent.
+PreparedRequest resend(const cache::Entry& recorded, const config::Config& cfg);
 
 // Refuses cases whose requests differ but hash alike once cache.ignore has
 // removed its parts (`/messages`, say): they would share cache entries, and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include <gate/agent/agent.hpp>
@@ -371,8 +372,9 @@ void worker(Shared& sh, std::vector<results::Task>& tasks, int runs, std::vector
     std::size_t job = sh.next.fetch_add(1);
     if (job >= total) return;
     std::size_t ci = job / static_cast<std::size_t>(runs);
-    int replica = static_cast<int>(job % static_cast<std::size_t>(runs));
-    results::Run& run = tasks[ci].runs[static_cast<std::size_t>(replica)];
+    const std::size_t slot = job % static_cast<std::size_t>(runs);
+    const int replica = sh.in.first_replica + static_cast<int>(slot);
+    results::Run& run = tasks[ci].runs[slot];
     if (!execute_one(sh, ci, replica, run)) continue;
     done[job] = 1;
     if (sh.progress.run_done) sh.progress.run_done(run.cache_hit, run.errored());
@@ -422,13 +424,18 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   // Every request is built and hashed before the first run, on every core:
   // for a large suite this was a serial stretch as long as a third of the
   // replay itself.
+  if (!in.requests.empty() && in.requests.size() != in.cases.size())
+    throw std::invalid_argument("run::execute: one request per case, or none");
   sh.prepared.resize(in.cases.size());
   const std::size_t parts = parts_for(in.cases.size(), 2000);
   run_parallel(parts, [&](std::size_t part) {
     for (std::size_t i = in.cases.size() * part / parts; i < in.cases.size() * (part + 1) / parts; ++i) {
       const suite::Case& c = *in.cases[i];
-      sh.prepared[i] =
-          c.kind == "agent" ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
+      if (!in.requests.empty())
+        sh.prepared[i] = in.requests[i];
+      else
+        sh.prepared[i] =
+            c.kind == "agent" ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
     }
   });
   if (!cfg.cache.ignore.empty()) refuse_shared_keys(in.cases, sh.prepared);

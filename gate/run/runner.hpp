@@ -9,6 +9,7 @@
 #include <gate/config/config.hpp>
 #include <gate/model/api.hpp>
 #include <gate/results/results.hpp>
+#include <gate/run/request.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
 
@@ -64,6 +65,12 @@ struct Inputs {
   // whether they stay after the checks.
   std::filesystem::path workdir_root;
   bool keep_workdirs = false;
+  // Confirmation runs (cli/confirm.cpp): replica indexes start here rather
+  // than at 0, so fresh runs never replay the runs that chose them; and,
+  // when not empty, requests[i] is sent for cases[i] instead of the request
+  // the case makes (a baseline's request, sent again from the cache).
+  int first_replica = 0;
+  std::vector<PreparedRequest> requests;
 };
 
 // Runs every selected case `runs` times on `concurrency` workers. Agent

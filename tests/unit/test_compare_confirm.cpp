@@ -178,6 +178,7 @@ TEST_CASE("replay-only lists the runs a confirmation needs") {
   CHECK(v.status == before);
   REQUIRE(v.confirmation);
   CHECK(v.confirmation->state == Confirmation::State::needs_calls);
-  CHECK(v.confirmation->missing == std::vector<std::string>{"task \"a\" baseline runs 3-4, current runs 3-4"});
+  CHECK(v.confirmation->missing ==
+        std::vector<std::string>{"task \"a\" baseline runs 3-4, current runs 3-4"});
   CHECK(v.confirmation->command == "gate check --mode replay");
 }

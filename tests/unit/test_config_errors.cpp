@@ -77,7 +77,7 @@ TEST_CASE("unknown keys list the expected ones and suggest the closest") {
       "tokens_per_minute";
   const std::string top_keys =
       "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
-      "thresholds, baseline, outputs";
+      "thresholds, confirm, baseline, outputs";
   // "nmae" -> "name" is two substitutions.
   CHECK(load_error(k_minimal + "  nmae: x\n") ==
         "gate.yaml:5:3: unknown key \"nmae\" in model; expected one of: " + model_keys +

@@ -175,7 +175,8 @@ TEST_CASE("verdict json: every field, stable order, nulls for absent values") {
                                          "added",
                                          "removed",
                                          "route_diff",
-                                         "scenarios"});
+                                         "scenarios",
+                                         "confirmation"});
   CHECK(o.at("max_new_failures").as_int64() == 3);
   CHECK(o.at("current_suite").at("version").as_string() == "2");
   CHECK(o.at("metrics").at(0).at("threshold").to_number<double>() == 2.0);

@@ -1,0 +1,203 @@
+#include <gate/cli/confirm.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <gate/cli/lazy_client.hpp>
+#include <gate/cli/progress.hpp>
+#include <gate/cli/signals.hpp>
+#include <gate/compare/confirm.hpp>
+#include <gate/run/runner.hpp>
+#include <gate/util/terminal.hpp>
+
+namespace gate::cli {
+
+namespace {
+
+// The request a side of a task sent: its runs' one fingerprint, "" when
+// they sent none or several.
+std::string fingerprint_of(const results::Task& t) {
+  std::string fp;
+  for (const results::Run& r : t.runs) {
+    if (fp.empty()) fp = r.fingerprint;
+    if (r.fingerprint != fp) return "";
+  }
+  return fp;
+}
+
+// One side's fresh runs: the picks' cases, each from its own first replica
+// (sides of tasks with unequal run counts start at different indexes).
+struct SideRuns {
+  std::vector<const suite::Case*> cases;
+  std::vector<run::PreparedRequest> requests; // empty: the cases' own requests
+  std::vector<int> first_replica;
+};
+
+struct Made {
+  std::map<std::string, results::Task> tasks; // by id
+  std::vector<run::Miss> misses;
+  std::int64_t calls = 0, tokens = 0;
+};
+
+void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store* store, LazyClient& client,
+                  bool quiet, Made& made) {
+  // One execute() per first replica: the runner numbers one batch's runs alike.
+  std::set<int> firsts(side.first_replica.begin(), side.first_replica.end());
+  for (int first : firsts) {
+    run::Inputs in;
+    in.config = &cfg;
+    in.store = store;
+    in.client = [&]() -> model::ModelClient& { return client.get(); };
+    in.stop = &stop_requested();
+    in.first_replica = first;
+    for (std::size_t i = 0; i < side.cases.size(); ++i) {
+      if (side.first_replica[i] != first) continue;
+      in.cases.push_back(side.cases[i]);
+      if (!side.requests.empty()) in.requests.push_back(side.requests[i]);
+    }
+    run::Outcome out;
+    {
+      ProgressPrinter progress(quiet);
+      out = run::execute(in, progress.callbacks());
+    }
+    if (!out.fatal.empty()) throw Error(out.fatal_code, "confirmation runs stopped: " + out.fatal);
+    if (int code = stop_exit_code(); code != 0)
+      throw Error(static_cast<Exit>(code), "interrupted during the confirmation runs");
+    made.misses.insert(made.misses.end(), out.misses.begin(), out.misses.end());
+    for (results::Task& t : out.tasks) {
+      for (const results::Run& r : t.runs) {
+        if (r.error == "cache_miss") continue;
+        if (!r.cache_hit) {
+          ++made.calls;
+          made.tokens += r.prompt_tokens + r.completion_tokens;
+        }
+        made.calls += r.judge_calls - r.judge_cache_hits;
+      }
+      made.tasks.emplace(t.id, std::move(t));
+    }
+  }
+}
+
+compare::ConfirmCounts counts_of(const std::string& id, const Made& base, const Made& cur) {
+  compare::ConfirmCounts c;
+  c.id = id;
+  auto count = [](const Made& m, const std::string& task, std::int64_t& passed, std::int64_t& runs) {
+    auto it = m.tasks.find(task);
+    if (it == m.tasks.end()) return;
+    for (const results::Run& r : it->second.runs) {
+      if (r.errored()) continue; // neither a pass nor a fail
+      ++runs;
+      passed += r.passed ? 1 : 0;
+    }
+  };
+  count(base, id, c.baseline_passed, c.baseline_runs);
+  count(cur, id, c.current_passed, c.current_runs);
+  return c;
+}
+
+std::string record_command(const RunResult& run, const ConfirmRequest& ask) {
+  const config::Config& cfg = run.config;
+  std::string cmd = cfg.model.api_key_env + "=… gate check --config " + cfg.file.string() + " --mode replay";
+  if (ask.from_flag) cmd += " --confirm " + std::to_string(ask.runs);
+  return cmd;
+}
+
+} // namespace
+
+int confirm(compare::Verdict& v, const report::Report& baseline, const report::Report& current,
+            const RunResult& run, const ConfirmRequest& ask, bool quiet) {
+  if (ask.runs <= 0 || run.suite == nullptr || !compare::needs_confirmation(v)) return 0;
+  const config::Config& cfg = run.config;
+  std::map<std::string_view, const suite::Case*> cases;
+  for (const suite::Case& c : run.suite->cases)
+    cases.emplace(c.id, &c);
+
+  // The baseline's requests, as the cache recorded them.
+  std::optional<cache::Store> store;
+  if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
+  std::map<std::string, std::string> baseline_fp; // task id → fingerprint
+  std::set<std::string> wanted;
+  for (const results::Task& t : baseline.tasks)
+    if (std::string fp = fingerprint_of(t); !fp.empty()) {
+      baseline_fp[t.id] = fp;
+      wanted.insert(fp);
+    }
+  const std::map<std::string, cache::Entry> recorded =
+      store ? store->by_fingerprint(wanted) : std::map<std::string, cache::Entry>{};
+
+  std::vector<std::string> not_resendable;
+  auto about = [&](const std::string& id) {
+    compare::Confirmable c;
+    auto it = cases.find(id);
+    auto fp = baseline_fp.find(id);
+    if (it == cases.end() || it->second->kind == "agent" || fp == baseline_fp.end() ||
+        recorded.count(fp->second) == 0) {
+      not_resendable.push_back(id);
+      return c;
+    }
+    c.resendable = true;
+    c.calls_per_run =
+        1 + static_cast<int>(std::count_if(it->second->checks.begin(), it->second->checks.end(),
+                                           [](const check::Check& k) { return k.type == "llm_judge"; }));
+    return c;
+  };
+  const compare::ConfirmPlan plan =
+      compare::plan_confirmation(baseline, current, ask.runs, ask.max_calls, about);
+  std::sort(not_resendable.begin(), not_resendable.end());
+  if (!not_resendable.empty())
+    v.warnings.push_back(
+        std::to_string(not_resendable.size()) +
+        " tasks whose success fell cannot be confirmed: an agent task, or a baseline request "
+        "not in the cache (" +
+        not_resendable.front() + (not_resendable.size() > 1 ? ", …" : "") + ")");
+  if (plan.picks.empty()) {
+    v.warnings.push_back("confirmation: no task whose success fell could be run again on both sides within " +
+                         std::to_string(ask.max_calls) +
+                         " calls; the verdict stands on the first comparison");
+    return 0;
+  }
+
+  config::Config fresh = cfg;
+  fresh.runs = ask.runs;
+  SideRuns base_side, cur_side;
+  for (const compare::ConfirmPick& p : plan.picks) {
+    const suite::Case* c = cases.at(p.id);
+    base_side.cases.push_back(c);
+    base_side.requests.push_back(run::resend(recorded.at(p.baseline_fingerprint), fresh));
+    base_side.first_replica.push_back(p.baseline_first_replica);
+    cur_side.cases.push_back(c);
+    cur_side.first_replica.push_back(p.current_first_replica);
+  }
+  if (!quiet)
+    std::cerr << "gate: confirming: " << plan.picks.size() << " tasks × " << ask.runs
+              << " fresh runs per side (at most " << plan.calls << " calls)\n";
+  LazyClient client(fresh.model);
+  Made base_made, cur_made;
+  execute_side(base_side, fresh, store ? &*store : nullptr, client, quiet, base_made);
+  execute_side(cur_side, fresh, store ? &*store : nullptr, client, quiet, cur_made);
+
+  if (!base_made.misses.empty() || !cur_made.misses.empty()) {
+    std::vector<std::string> missing;
+    auto list = [&](const char* side, const std::vector<run::Miss>& misses) {
+      for (const run::Miss& m : misses)
+        missing.push_back("task \"" + m.task_id + "\" " + side + " run " + std::to_string(m.run));
+    };
+    list("baseline", base_made.misses);
+    list("current", cur_made.misses);
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    compare::confirmation_needs_calls(v, plan, ask.runs, ask.max_calls, std::move(missing),
+                                      record_command(run, ask));
+    return static_cast<int>(Exit::cache_miss);
+  }
+  std::vector<compare::ConfirmCounts> counts;
+  for (const compare::ConfirmPick& p : plan.picks)
+    counts.push_back(counts_of(p.id, base_made, cur_made));
+  compare::apply_confirmation(v, plan, std::move(counts), ask.runs, ask.max_calls,
+                              base_made.calls + cur_made.calls, base_made.tokens + cur_made.tokens);
+  return 0;
+}
+
+} // namespace gate::cli

@@ -1,0 +1,169 @@
+// End-to-end: confirmation runs (issue 18). A 15-task suite whose prompt
+// edit breaks 5 tasks cannot fail on its first comparison at k = 3; with
+// --confirm 3 gate re-asks both sides of exactly those tasks, records the
+// runs, and a replay-only rerun reaches the same verdict with no call.
+#include <doctest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "harness.hpp"
+#include "tests/support/fake_upstream.hpp"
+
+using namespace gate::e2e;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::map<std::string, std::string> k_key{{"GATE_CONFIRM_KEY", "sk-confirm-not-a-secret-0001"}};
+
+std::string id(int i) { return (i < 10 ? "t0" : "t") + std::to_string(i); }
+
+// Tasks t01..t15 answer "yes" (their check passes) to any prompt, except
+// that t01..t05 answer "no" to the edited prompt ("… v2").
+gate::testing::Script breaks_five() {
+  gate::testing::Script s;
+  for (int i = 1; i <= 5; ++i)
+    s.rules.push_back({"question " + id(i) + " v2", {"no"}});
+  s.rules.push_back({"", {"yes"}});
+  return s;
+}
+
+// The suite, its gate.yaml (the prompt "question <id> v1") and a baseline
+// recorded from it; returns the config's path.
+fs::path recorded_suite(const fs::path& dir, const gate::testing::FakeUpstream& upstream) {
+  std::string cases;
+  for (int i = 1; i <= 15; ++i)
+    cases += R"({"id": ")" + id(i) + R"(", "vars": {"q": ")" + id(i) +
+             R"("}, "checks": [{"type": "contains", "value": "yes"}]})" + "\n";
+  spit(dir / "cases.jsonl", cases);
+  Result create =
+      run_gate({"suite", "create", "suite", "--name", "confirm-demo", "--from", "cases.jsonl"}, dir);
+  INFO(create.out << create.err);
+  REQUIRE(create.exit_code == 0);
+  const fs::path config = dir / "gate.yaml";
+  spit(config, "suite:\n  path: suite\nprompt:\n  user: \"question {{q}} v1\"\nmodel:\n  provider: openai\n"
+               "  base_url: " +
+                   upstream.base_url() +
+                   "\n  api_key_env: GATE_CONFIRM_KEY\n  name: m\n  temperature: 0\nruns: 3\ncache:\n"
+                   "  dir: cache\n  mode: replay\nbaseline: baseline.json\n");
+  Result base = run_gate({"run", "--config", config.string(), "--out", "base", "--quiet"}, dir, k_key);
+  INFO(base.out << base.err);
+  REQUIRE(base.exit_code == 0);
+  Result promote =
+      run_gate({"baseline", "update", "--report", "base/report.json", "--config", config.string()}, dir);
+  INFO(promote.out << promote.err);
+  REQUIRE(promote.exit_code == 0);
+  // The pull request: the prompt changes.
+  std::string text = slurp(config);
+  text.replace(text.find("v1\""), 3, "v2\"");
+  spit(config, text);
+  return config;
+}
+
+bool has(const std::string& hay, const std::string& needle) {
+  bool found = hay.find(needle) != std::string::npos;
+  if (!found) MESSAGE("expected \"" << needle << "\" in:\n" << hay);
+  return found;
+}
+
+} // namespace
+
+TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirmed with --confirm 3, "
+          "and a replay-only rerun repeats the verdict with no call") {
+  gate::testing::FakeUpstream upstream(breaks_five());
+  upstream.start();
+  TempDir tmp;
+  const fs::path config = recorded_suite(tmp.path(), upstream);
+  const auto before = upstream.requests();
+  CHECK(before == 45);
+
+  // Without confirmation: the first comparison cannot decide.
+  Result plain =
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+  INFO(plain.out << plain.err);
+  CHECK(plain.exit_code == 0);
+  CHECK(has(plain.out, "⚠ gate inconclusive"));
+  const auto after_plain = upstream.requests();
+  CHECK(after_plain == before + 45);
+
+  // With it: 5 tasks × 3 runs × 2 sides, all fresh (new replica indexes).
+  Result confirmed = run_gate({"check", "--config", config.string(), "--out", "cur", "--quiet", "--confirm",
+                               "3", "--json", "cur/verdict.json", "--markdown", "cur/verdict.md"},
+                              tmp.path(), k_key);
+  INFO(confirmed.out << confirmed.err);
+  CHECK(confirmed.exit_code == 1);
+  CHECK(has(confirmed.out, "❌ gate failed"));
+  CHECK(has(confirmed.out, "confirmed by 5 tasks × 3 fresh runs per side"));
+  CHECK(has(confirmed.out, "worse on t01, t02, t03, t04, t05"));
+  CHECK(upstream.requests() == after_plain + 30);
+  // The baseline side sent the baseline's request, the current side the edited one.
+  int v1 = 0, v2 = 0;
+  for (const auto& r : upstream.log())
+    (r.body.find(" v1") != std::string::npos ? v1 : v2) += 1;
+  CHECK(v1 == 45 + 15);
+  CHECK(v2 == 45 + 15);
+  const auto verdict = read_json(tmp.path() / "cur" / "verdict.json");
+  const auto& c = verdict.at("confirmation");
+  CHECK(c.at("state") == "confirmed");
+  CHECK(c.at("calls") == 30);
+  CHECK(c.at("tasks").as_array().size() == 5);
+  CHECK(has(slurp(tmp.path() / "cur" / "verdict.md"), "Confirmation"));
+
+  // The same check, replay-only and without a key: every run is recorded.
+  const auto recorded = upstream.requests();
+  Result again = run_gate({"check", "--config", config.string(), "--out", "again", "--quiet", "--confirm",
+                           "3", "--mode", "replay-only"},
+                          tmp.path());
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 1);
+  auto headline = [](const std::string& out) {
+    const std::size_t from = out.find("❌");
+    return out.substr(from, out.find("verdict:", from) - from);
+  };
+  CHECK(headline(again.out) == headline(confirmed.out));
+  CHECK(upstream.requests() == recorded);
+}
+
+TEST_CASE(
+    "confirmation stays within its budget, needs a key for fresh calls, and replay-only lists the runs") {
+  gate::testing::FakeUpstream upstream(breaks_five());
+  upstream.start();
+  TempDir tmp;
+  const fs::path config = recorded_suite(tmp.path(), upstream);
+  // The current side recorded once, so that only the confirmation needs calls.
+  Result plain =
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+  REQUIRE(plain.exit_code == 0);
+
+  // Replay-only: the runs are not recorded, so the verdict lists them (exit 4).
+  Result listed = run_gate(
+      {"check", "--config", config.string(), "--out", "o1", "--confirm", "2", "--mode", "replay-only"},
+      tmp.path());
+  INFO(listed.out << listed.err);
+  CHECK(listed.exit_code == 4);
+  CHECK(has(listed.out, "⚠ gate inconclusive"));
+  CHECK(has(listed.out, "task \"t01\" baseline run 3"));
+  CHECK(has(listed.out, "GATE_CONFIRM_KEY=… gate check --config"));
+
+  // No key in replay mode: the fresh calls cannot be made, and it says so.
+  Result no_key = run_gate({"check", "--config", config.string(), "--out", "o2", "--confirm", "2", "--quiet"},
+                           tmp.path());
+  INFO(no_key.out << no_key.err);
+  CHECK(no_key.exit_code == 3);
+  CHECK(has(no_key.err, "GATE_CONFIRM_KEY"));
+
+  // A budget of 8 calls: 2 tasks × 2 runs × 2 sides; the rest are left out.
+  std::string text = slurp(config);
+  spit(config, text + "confirm:\n  runs: 2\n  max_calls: 8\n");
+  const auto before = upstream.requests();
+  Result budget =
+      run_gate({"check", "--config", config.string(), "--out", "o3", "--quiet", "--json", "o3/v.json"},
+               tmp.path(), k_key);
+  INFO(budget.out << budget.err);
+  CHECK(upstream.requests() - before <= 8);
+  const auto c = read_json(tmp.path() / "o3" / "v.json").at("confirmation");
+  CHECK(c.at("calls").as_int64() <= 8);
+  CHECK(c.at("tasks").as_array().size() == 2);
+  CHECK(c.at("left_out").as_array().size() == 3);
+}
