@@ -3,10 +3,7 @@
 #include <doctest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <sys/wait.h>
 
 #include "../support/fake_upstream.hpp"
 #include "harness.hpp"
@@ -15,23 +12,6 @@ namespace fs = std::filesystem;
 using namespace gate::e2e;
 
 namespace {
-
-// A shell command in `dir`, stdout and stderr together. GitHub's variables
-// are unset so a hook's gate never writes to a real step summary.
-Result sh(const fs::path& dir, const std::string& command) {
-  const std::string full = "cd '" + dir.string() +
-                           "' && env -u GITHUB_STEP_SUMMARY -u GITHUB_ACTIONS -u GITHUB_OUTPUT sh -c '" +
-                           command + "' 2>&1";
-  Result r;
-  FILE* p = ::popen(full.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr)
-    r.out += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
 
 std::string config_text(const std::string& model, const std::string& base_url) {
   return "suite:\n  path: suite\n  version: v2\nprompt:\n  system_file: prompts/support.md\nmodel:\n  "
