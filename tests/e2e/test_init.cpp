@@ -194,3 +194,16 @@ TEST_CASE("gate init: an unknown provider, a missing directory and an empty mode
   CHECK(has(empty.err, "--model must be a non-empty model id"));
   CHECK(files_below(tmp.path()).empty());
 }
+
+TEST_CASE("README's \"Start your own suite\" shows gate init's output as it is") {
+  const std::string readme = slurp(source_dir() / "README.md");
+  const std::string start = "$ gate init --provider openai --model gpt-4o-mini";
+  const std::size_t at = readme.find(start);
+  REQUIRE(at != std::string::npos);
+  const std::size_t from = readme.find('\n', at) + 1;
+  const std::string shown = readme.substr(from, readme.find("```", from) - from);
+  TempDir tmp;
+  Result r = run_gate({"init", "--provider", "openai", "--model", "gpt-4o-mini"}, tmp.path());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == shown);
+}
