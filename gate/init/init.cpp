@@ -113,8 +113,11 @@ void write_files(const fs::path& dir, const std::vector<File>& files) {
   std::vector<std::string> in_the_way;
   for (const File& f : files) {
     // symlink_status: a dangling symlink is in the way too (a rename would replace it).
-    if (fs::symlink_status(dir / f.path, ec).type() != fs::file_type::not_found) {
-      in_the_way.push_back((dir / f.path).lexically_normal().string() + " exists");
+    const fs::file_type type = fs::symlink_status(dir / f.path, ec).type();
+    if (type != fs::file_type::not_found) {
+      in_the_way.push_back(
+          (dir / f.path).lexically_normal().string() +
+          (type == fs::file_type::none ? " cannot be looked at: " + ec.message() : " exists"));
       continue;
     }
     for (fs::path parent = f.path.parent_path(); !parent.empty(); parent = parent.parent_path()) {
@@ -132,9 +135,19 @@ void write_files(const fs::path& dir, const std::vector<File>& files) {
     throw_bad_input(message +
                     " (gate init never overwrites; move them aside or run it in another directory)");
   }
-  for (const File& f : files) {
-    ensure_directory((dir / f.path).parent_path());
-    write_file_atomically(dir / f.path, f.text);
+  // All or none here too: a write that fails half-way (a full disk) takes
+  // the files already written with it, so a rerun finds nothing in the way.
+  std::vector<fs::path> written;
+  try {
+    for (const File& f : files) {
+      ensure_directory((dir / f.path).parent_path());
+      write_file_atomically(dir / f.path, f.text);
+      written.push_back(dir / f.path);
+    }
+  } catch (...) {
+    for (const fs::path& p : written)
+      fs::remove(p, ec);
+    throw;
   }
 }
 

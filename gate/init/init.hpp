@@ -35,7 +35,8 @@ std::vector<File> starter_files(const Options& options);
 // every target is checked, and when any exists (a file, a directory or a
 // symlink, dangling or not) or a parent of one is not a directory, throws
 // Error(bad_input) naming each, before anything is written. `dir` must be
-// an existing directory. A file created by someone else between the check
+// an existing directory. A write that fails (Error(cannot_run)) removes the
+// files written before it. A file created by someone else between the check
 // and the write is replaced: the check is for people, not for races.
 void write_files(const std::filesystem::path& dir, const std::vector<File>& files);
 

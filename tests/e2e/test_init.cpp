@@ -193,6 +193,11 @@ TEST_CASE("gate init: an unknown provider, a missing directory and an empty mode
   CHECK(empty.exit_code == 2);
   CHECK(has(empty.err, "--model must be a non-empty model id"));
   CHECK(files_below(tmp.path()).empty());
+  // A full disk is "could not run", and leaves nothing behind.
+  Result full = run_gate({"init"}, tmp.path(), {{"GATE_TEST_FAULT_WRITE", "enospc"}});
+  CHECK(full.exit_code == 3);
+  CHECK(has(full.err, "cannot write"));
+  CHECK(files_below(tmp.path()).empty());
 }
 
 TEST_CASE("README's \"Start your own suite\" shows gate init's output as it is") {

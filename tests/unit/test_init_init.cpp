@@ -145,11 +145,34 @@ TEST_CASE("write_files writes nothing when any target is in the way, and names e
     CHECK(e.find("evals exists and is not a directory") != std::string::npos);
     CHECK_FALSE(fs::exists(tmp.path() / "gate.yaml"));
   }
+  SUBCASE("a name the file system cannot hold") {
+    TempDir tmp;
+    const std::string e = bad_input([&] {
+      init::write_files(tmp.path(), {{std::string(300, 'x'), "", ""}});
+    });
+    CHECK(e.find(" cannot be looked at: ") != std::string::npos);
+  }
   SUBCASE("no directory") {
     TempDir tmp;
     CHECK(bad_input([&] { init::write_files(tmp.path() / "missing", files); }).find("is not a directory") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("a write that fails half-way takes the files already written with it") {
+  TempDir tmp;
+  // The first file is where the second needs a directory: nothing is in
+  // the way when they are checked, and the second fails as a full disk
+  // would fail it, whoever runs the test.
+  const std::vector<init::File> files = {{"first", "1\n", ""}, {"first/second", "2\n", ""}};
+  try {
+    init::write_files(tmp.path(), files);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == gate::Exit::cannot_run);
+  }
+  CHECK_FALSE(fs::exists(tmp.path() / "first"));
+  CHECK(fs::is_empty(tmp.path()));
 }
 
 TEST_CASE("the workflow is examples/workflows/pr-gate.yml, with the cache where gate.yaml keeps it") {
