@@ -54,6 +54,7 @@ int cmd_help(const Args& args) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
+      {"init", "write a starting point: a suite, a prompt, gate.yaml and the CI workflow", cmd_init},
       {"run", "run a suite k times (replay, record or fresh) and write the report", cmd_run},
       {"check", "run, then compare with the baseline: the gate (exit 1 on a regression)", cmd_check},
       {"compare", "compare a report with a baseline; Markdown, JSON, JUnit, HTML verdicts", cmd_compare},

@@ -8,6 +8,7 @@
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
 #include <gate/util/terminal.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::cli {
 
@@ -21,14 +22,6 @@ namespace {
 // it carries this line, so a hook someone else wrote is never deleted.
 constexpr std::string_view k_marker = "# gate-hook: pre-push v1";
 constexpr const char* k_chained_name = "pre-push.gate-chained";
-
-// Single-quoted for sh: the only character to escape is the quote itself.
-std::string sh_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // Filesystem failures are "could not run" (exit 3), never an internal error.
 void move_file(const fs::path& from, const fs::path& to) {
@@ -51,13 +44,13 @@ std::string hook_script(const fs::path& gate_binary, const std::string& config,
        "# Runs the gate replay-only (fast, offline) on every commit pushed, each in\n"
        "# a temporary work tree, and blocks the push when one fails.\n"
        "# Skip it once with: git push --no-verify\n";
-  s += "gate_bin=" + sh_quote(gate_binary.string()) + "\n";
+  s += "gate_bin=" + shell_quote(gate_binary.string()) + "\n";
   // The arguments chosen at install time, kept here so every push uses them.
-  std::string run = "\"$gate_bin\" hook run --config " + sh_quote(config);
+  std::string run = "\"$gate_bin\" hook run --config " + shell_quote(config);
   if (!check_args.empty()) {
     run += " --";
     for (const auto& a : check_args)
-      run += " " + sh_quote(a);
+      run += " " + shell_quote(a);
   }
   // clang-format off
   s += R"sh(cd "$(git rev-parse --show-toplevel)" || exit 1

@@ -31,5 +31,6 @@ int cmd_rank(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_analyze(const Args& args);
 int cmd_proxy(const Args& args);
+int cmd_init(const Args& args);
 
 } // namespace gate::cli

@@ -23,8 +23,11 @@ bool parse_options(const Args& args, const po::options_description& desc, po::va
 
 config::Config load_config(const std::filesystem::path& file, const config::Overrides& o) {
   if (!std::filesystem::exists(file))
-    throw Error(Exit::bad_input, "no config file " + file.string() +
-                                     " (pass --config FILE; fixtures/demo/gate.yaml is a complete example)");
+    throw Error(
+        Exit::bad_input,
+        "no config file " + file.string() +
+            " (pass --config FILE, or write a starting point with `gate init`; fixtures/demo/gate.yaml is a "
+            "complete example)");
   config::Config cfg = config::load(file);
   config::apply(cfg, o);
   config::resolve_defaults(cfg);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gate::config {
@@ -140,6 +141,17 @@ struct KeyInfo {
   std::string help;
 };
 const std::vector<KeyInfo>& key_table();
+
+// The providers gate speaks (model.provider) and what each implies for
+// model.base_url and model.api_key_env when the file gives neither: the one
+// list behind the loader's defaults, the key's choices and `gate init`.
+struct Provider {
+  std::string name;
+  std::string base_url;
+  std::string api_key_env;
+};
+const std::vector<Provider> &providers();
+const Provider *find_provider(std::string_view name); // nullptr when gate does not speak it
 
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".

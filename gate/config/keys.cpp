@@ -93,6 +93,13 @@ template <class Access> Row make(std::string key, Kind kind, std::string help, A
 
 const std::string *as_string(const Value &v) { return std::get_if<std::string>(&v); }
 
+std::vector<std::string> provider_names() {
+  std::vector<std::string> out;
+  for (const Provider &p : providers())
+    out.push_back(p.name);
+  return out;
+}
+
 std::string non_empty(const Value &v) {
   const std::string *s = as_string(v);
   return s && s->empty() ? "expected a non-empty value" : "";
@@ -156,7 +163,7 @@ std::vector<Row> build_rows() {
     for (char& ch : c.suite_sha256) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   };
   r.push_back(make("model.provider", Kind::choice, "API dialect spoken upstream",
-      [](auto& c) -> auto& { return c.model.provider; }, {.choices = {"openai", "anthropic"}}));
+      [](auto& c) -> auto& { return c.model.provider; }, {.choices = provider_names()}));
   r.push_back(make("model.base_url", Kind::string, "API base URL (anthropic's default: https://api.anthropic.com)",
       [](auto& c) -> auto& { return c.model.base_url; }, {.extra = http_url}));
   r.push_back(make("model.api_key_env", Kind::string, "name of the environment variable holding the key (anthropic's default: ANTHROPIC_API_KEY)",

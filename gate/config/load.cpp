@@ -246,14 +246,16 @@ private:
       fail(at, "missing required key " + row.info.key + " (" + row.info.help + ")");
     }
     // Provider-dependent defaults, unless the file chose a value.
-    if (cfg_.model.provider == "anthropic") {
+    // openai's are the struct's own defaults, shown as plain "default".
+    if (const Provider *p = find_provider(cfg_.model.provider); p != nullptr && p->name != "openai") {
+      const std::string origin = "default (provider " + p->name + ")";
       if (!cfg_.origin.contains("model.base_url")) {
-        cfg_.model.base_url = "https://api.anthropic.com";
-        cfg_.origin["model.base_url"] = "default (provider anthropic)";
+        cfg_.model.base_url = p->base_url;
+        cfg_.origin["model.base_url"] = origin;
       }
       if (!cfg_.origin.contains("model.api_key_env")) {
-        cfg_.model.api_key_env = "ANTHROPIC_API_KEY";
-        cfg_.origin["model.api_key_env"] = "default (provider anthropic)";
+        cfg_.model.api_key_env = p->api_key_env;
+        cfg_.origin["model.api_key_env"] = origin;
       }
     }
     for (const Row &row : detail::rows()) {

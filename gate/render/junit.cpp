@@ -41,9 +41,11 @@ std::string main_bucket(const results::Task& t) {
   return best;
 }
 
-// One line per run that did not pass: its failing checks or its error.
+// What the task asked (its question, as the Markdown report shows it),
+// then one line per run that did not pass: its failing checks or its error.
 std::string run_lines(const results::Task& t) {
   std::string text;
+  if (!t.input.empty()) text += "input: " + truncate_utf8(question_excerpt(t.input), k_answer_excerpt) + '\n';
   for (const auto& run : t.runs) {
     if (run.passed) continue;
     std::string prefix = "run " + std::to_string(run.index) + ": ";

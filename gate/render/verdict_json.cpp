@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include <gate/render/escape.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
@@ -10,6 +11,8 @@
 namespace gate::render {
 
 namespace {
+
+constexpr std::size_t k_excerpt_bytes = 200; // as answer_excerpt (compare/compare.hpp)
 
 using compare::MetricRow;
 using compare::ScenarioRow;
@@ -129,6 +132,9 @@ void task(const TaskDiff& t, std::string& out) {
   o.num("p_value", t.p_value);
   o.num("q_value", t.q_value);
   o.strings("failing_checks", t.failing_checks);
+  // What the task asked, beside what came back (issue 15 item 2), cut as
+  // the Markdown verdict cuts it.
+  o.str("input_excerpt", truncate_utf8(question_excerpt(t.input), k_excerpt_bytes));
   o.str("answer_excerpt", t.answer_excerpt);
   if (t.first_divergence)
     o.integer("first_divergence", *t.first_divergence);

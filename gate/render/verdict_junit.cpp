@@ -80,6 +80,7 @@ std::string task_lines(const TaskDiff& t) {
   s += "p " + p_text(t.p_value) + ", q (Benjamini-Hochberg) " + p_text(t.q_value) + "\n";
   for (const auto& c : t.failing_checks)
     s += "failing check: " + c + "\n";
+  if (!t.input.empty()) s += "input: " + truncate_utf8(question_excerpt(t.input), k_answer_bytes) + "\n";
   if (!t.answer_excerpt.empty()) s += "answer: " + truncate_utf8(t.answer_excerpt, k_answer_bytes) + "\n";
   if (t.first_divergence) s += "first divergence at step " + std::to_string(*t.first_divergence) + "\n";
   return s;

@@ -62,6 +62,21 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
   return s.substr(0, end);
 }
 
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string shell_word(std::string_view s) {
+  bool plain = !s.empty();
+  for (char c : s)
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      (c != 0 && std::strchr("-_./:@%+=,", c) != nullptr));
+  return plain ? std::string(s) : shell_quote(s);
+}
+
 bool glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
   while (t < text.size()) {

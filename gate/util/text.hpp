@@ -23,6 +23,13 @@ inline int hex_digit(char c) {
   return -1;
 }
 
+// `s` single-quoted for a POSIX shell: the only character to escape there
+// is the quote itself ("it's" → 'it'\''s').
+std::string shell_quote(std::string_view s);
+// `s` as one shell word: as it is when it holds only characters no shell
+// treats specially (letters, digits and -_./:@%+=,), else shell_quote(s).
+std::string shell_word(std::string_view s);
+
 // Glob match with * and ? (for --filter).
 bool glob_match(std::string_view pattern, std::string_view text);
 

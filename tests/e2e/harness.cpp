@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <gate/util/text.hpp>
+
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <cerrno>
@@ -98,6 +100,21 @@ Result run_gate(const std::vector<std::string>& args, const fs::path& cwd,
                 const std::map<std::string, std::string>& env) {
   Child c = spawn_gate(args, cwd, env);
   return finish(c);
+}
+
+Result sh(const fs::path& dir, const std::string& command) {
+  const std::string full = "cd " + gate::shell_quote(dir.string()) +
+                           " && env -u GITHUB_STEP_SUMMARY -u GITHUB_ACTIONS -u GITHUB_OUTPUT sh -c " +
+                           gate::shell_quote(command) + " 2>&1";
+  Result r;
+  FILE* p = ::popen(full.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("popen failed for " + command);
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p) != nullptr)
+    r.out += buf;
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
 }
 
 fs::path source_dir() { return GATE_SOURCE_DIR; }

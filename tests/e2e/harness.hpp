@@ -32,6 +32,11 @@ Child spawn_gate(const std::vector<std::string>& args, const std::filesystem::pa
                  const std::map<std::string, std::string>& env = {});
 Result finish(Child& child);
 
+// A shell command (sh -c) in `dir`, stdout and stderr together in `out`.
+// GitHub's variables are unset so that a gate it runs (a pre-push hook's)
+// never writes to a real step summary.
+Result sh(const std::filesystem::path& dir, const std::string& command);
+
 // A scratch directory, removed at destruction.
 using gate::testing::TempDir;
 

@@ -62,6 +62,14 @@ TEST_CASE("a report with real regressions exits 1 and its Markdown matches the g
   CHECK(v.at("schema").as_string() == "gate.verdict/1");
   CHECK(v.at("passed").as_bool() == false);
   CHECK(slurp(tmp.path() / "verdict.xml").find("<failure") != std::string::npos);
+  // A failing task shows what it asked in every form, not only the Markdown.
+  bool asked = false;
+  for (const auto& t : v.at("tasks").as_array())
+    if (t.at("id").as_string() == "cls-account-password")
+      asked = t.at("input_excerpt").as_string() == "user: I can't log in, the reset email never arrives.";
+  CHECK(asked);
+  CHECK(slurp(tmp.path() / "verdict.xml").find("input: user: I can&apos;t log in, the reset email never "
+                                               "arrives.\n") != std::string::npos);
 }
 
 TEST_CASE("a suite change exits 2 naming both versions, unless allowed") {

@@ -3,10 +3,8 @@
 #include <doctest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <sys/wait.h>
+#include <sstream>
 
 #include "../support/fake_upstream.hpp"
 #include "harness.hpp"
@@ -15,23 +13,6 @@ namespace fs = std::filesystem;
 using namespace gate::e2e;
 
 namespace {
-
-// A shell command in `dir`, stdout and stderr together. GitHub's variables
-// are unset so a hook's gate never writes to a real step summary.
-Result sh(const fs::path& dir, const std::string& command) {
-  const std::string full = "cd '" + dir.string() +
-                           "' && env -u GITHUB_STEP_SUMMARY -u GITHUB_ACTIONS -u GITHUB_OUTPUT sh -c '" +
-                           command + "' 2>&1";
-  Result r;
-  FILE* p = ::popen(full.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr)
-    r.out += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
 
 std::string config_text(const std::string& model, const std::string& base_url) {
   return "suite:\n  path: suite\n  version: v2\nprompt:\n  system_file: prompts/support.md\nmodel:\n  "
@@ -218,4 +199,31 @@ TEST_CASE("arguments given at install are kept in the hook") {
   CHECK(r.exit_code != 0);
   CHECK(r.out.find("--max-new-failures") != std::string::npos);
   CHECK(r.out.find("could not check") != std::string::npos);
+}
+
+TEST_CASE("a committed prompt edit is a change the hook checks: the tasks it renders into, and no others") {
+  Repo repo;
+  REQUIRE(run_gate({"hook", "install", "--config", "demo/gate.yaml"}, repo.work).exit_code == 0);
+  const fs::path prompt = repo.work / "demo" / "prompts" / "support.md";
+  std::string text = slurp(prompt);
+  text.insert(text.size() - 1, " Always thank the customer.");
+  spit(prompt, text);
+  repo.commit("thank the customer");
+  // Replay-only: the support tasks now send requests nobody recorded; the
+  // other scenarios' requests are unchanged and replay.
+  Result r = sh(repo.work, "git push -q origin main");
+  INFO(r.out);
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("missing from the cache") != std::string::npos);
+  // The 11 support tasks x 3 runs, each of them a support task.
+  CHECK(r.out.find("33 response(s) are not in the cache") != std::string::npos);
+  const std::string head = sh(repo.work, "git rev-parse --short=12 HEAD").out.substr(0, 12);
+  std::istringstream misses(slurp(repo.work / ".git" / "gate-hook" / head / "cache-misses.txt"));
+  int listed = 0;
+  for (std::string line; std::getline(misses, line);)
+    if (line.find("task ") != std::string::npos) {
+      ++listed;
+      CHECK_MESSAGE(line.find("task support-") != std::string::npos, line);
+    }
+  CHECK(listed == 33);
 }

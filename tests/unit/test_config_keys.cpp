@@ -128,3 +128,20 @@ TEST_CASE("every key in key_table() is accepted by load() at its default value")
   CHECK(c.thresholds.max_success_drop_pp == d.thresholds.max_success_drop_pp);
   CHECK(c.cache.ignore == d.cache.ignore);
 }
+
+TEST_CASE("the provider table: openai's values are ModelConfig's defaults, each provider is a choice") {
+  const ModelConfig defaults;
+  REQUIRE(!providers().empty());
+  CHECK(providers().front().name == defaults.provider);
+  CHECK(providers().front().base_url == defaults.base_url);
+  CHECK(providers().front().api_key_env == defaults.api_key_env);
+  const auto row = std::find_if(key_table().begin(), key_table().end(),
+                                [](const KeyInfo &k) { return k.key == "model.provider"; });
+  REQUIRE(row != key_table().end());
+  std::string choices;
+  for (const Provider &p : providers())
+    choices += (choices.empty() ? "one of " : "|") + p.name;
+  CHECK(row->type == choices);
+  CHECK(find_provider("anthropic")->api_key_env == "ANTHROPIC_API_KEY");
+  CHECK(find_provider("gemini") == nullptr);
+}

@@ -227,6 +227,19 @@ TEST_CASE("one testcase per task; failures and errors counted per task") {
   CHECK(xml.find("<system-out>run 1: error rate_limit\n</system-out>") != std::string::npos);
 }
 
+TEST_CASE("a failing task's body starts with what it asked: the question, escaped") {
+  Report r = sample();
+  for (auto& t : r.tasks)
+    if (t.id == "geo-1") t.input = "system: You answer geography questions.\n\nuser: Capital of <France> & \x01?";
+  Xml x = parse(render::report_junit(r));
+  REQUIRE(x.error.empty());
+  const Element* failure = find(x, "failure", "message", "2/3 runs passed");
+  REQUIRE(failure != nullptr);
+  // The system prompt every task shares is left out; the control byte is U+FFFD.
+  CHECK(failure->text == "input: user: Capital of <France> & \xEF\xBF\xBD?\n"
+                         "run 1: check \"mentions Paris\" failed: got Lyon\n  answer: Lyon\n");
+}
+
 TEST_CASE("the checker itself rejects what is not well-formed") {
   const std::string decl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   auto ok = [&](const std::string& body) {
@@ -276,6 +289,7 @@ TEST_CASE("well-formed XML whatever the bytes in ids, scenarios, answers and det
     for (auto& t : r.tasks) {
       t.id = pick();
       t.scenario = pick();
+      t.input = "user: " + pick();
       for (auto& run : t.runs) {
         run.answer = pick();
         run.error_message = run.errored() ? pick() : "";

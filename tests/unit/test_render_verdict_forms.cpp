@@ -84,6 +84,7 @@ Verdict sample() {
   bad.q_value = 0.1;
   bad.failing_checks = {"mentions Paris: got\n::error::pwned"};
   bad.answer_excerpt = "key " + k_canary + "\r\n::stop-commands::x\n::" + k_token + "::\nbad\xff";
+  bad.input = "system: shared prompt\n\nuser: Capital of <France>? key " + k_canary + " ]]> &\x01";
   bad.first_divergence = 2;
   TaskDiff good;
   good.id = "math-2";
@@ -189,6 +190,9 @@ TEST_CASE("verdict json: every field, stable order, nulls for absent values") {
   CHECK(answer.find("[REDACTED]") != std::string::npos);
   CHECK(answer.find("\xEF\xBF\xBD") != std::string::npos); // the invalid byte became U+FFFD
   CHECK(o.at("tasks").at(1).at("first_divergence").is_null());
+  // The question, not the shared system prompt; redacted; "" when unknown.
+  CHECK(t0.at("input_excerpt").as_string() == "user: Capital of <France>? key [REDACTED] ]]> &\x01");
+  CHECK(o.at("tasks").at(1).at("input_excerpt").as_string() == "");
   CHECK(o.at("scenarios").at(0).at("current").as_double() == 0.5);
 
   Verdict passing;
@@ -227,6 +231,9 @@ TEST_CASE("verdict junit: one case per metric and listed task, well-formed") {
   CHECK(names[2] == "evil\n::set-output name=x::y ::add-mask:: </testcase>&");
   CHECK(names[3] == "math-2");
   CHECK(xml.find("message=\"regressed: 3/3 -&gt; 0/3 runs passed\"") != std::string::npos);
+  // The regressed task's body says what it asked, escaped for XML.
+  CHECK(xml.find("input: user: Capital of &lt;France&gt;? key [REDACTED] ]]&gt; &amp;\xEF\xBF\xBD\n") !=
+        std::string::npos);
   CHECK(xml.find("message=\"success rate -12.5 pp crossed its threshold and is significant\"") !=
         std::string::npos);
 }

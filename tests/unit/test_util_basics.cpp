@@ -92,3 +92,14 @@ TEST_CASE("located error text") {
   CHECK(gate::located("f.yaml", 3, 0, "bad") == "f.yaml:3: bad");
   CHECK(gate::located("f.yaml", 0, 0, "bad") == "f.yaml: bad");
 }
+
+TEST_CASE("shell quoting: one word for a POSIX shell") {
+  CHECK(gate::shell_quote("a b") == "'a b'");
+  CHECK(gate::shell_quote("it's") == "'it'\\''s'");
+  CHECK(gate::shell_quote("") == "''");
+  CHECK(gate::shell_word("sub/dir-1.x") == "sub/dir-1.x");
+  CHECK(gate::shell_word("my repo") == "'my repo'");
+  CHECK(gate::shell_word("$HOME") == "'$HOME'");
+  CHECK(gate::shell_word("") == "''");
+  CHECK(gate::shell_word(std::string_view("a\0b", 3)) == std::string("'a\0b'", 5));
+}

@@ -1,0 +1,214 @@
+// End-to-end: `gate init` (issue 15 item 5). In an empty git repository,
+// the printed commands are run as printed against the fake upstream: the
+// suite loads with its pins, the config loads, the checks pass on the
+// scripted answers, the baseline is promoted, `gate check` passes and a
+// push through the pre-push hook goes out. Then a prompt edit reaches the
+// hook as a change (issue 15 item 4). And gate init never overwrites.
+#include <doctest.h>
+
+#include <sstream>
+
+#include "harness.hpp"
+#include "tests/support/fake_upstream.hpp"
+
+using namespace gate::e2e;
+namespace fs = std::filesystem;
+
+namespace {
+
+// What a good model answers to each of gate init's cases (matched on the
+// case's question), so that every check passes.
+const char* k_answers = R"({"rules": [
+  {"match": "return a jacket", "answers": ["Hi Ann! You can return it within 30 days of delivery, with the receipt."]},
+  {"match": "see my refund", "answers": ["Hi Ben, refunds reach your original payment method within 5-7 business days."]},
+  {"match": "thirty dollars", "answers": ["$4.95"]},
+  {"match": "money back for order", "answers": ["{\"intent\": \"refund\", \"order\": \"A-1001\"}"]},
+  {"match": "Where is my parcel", "answers": ["Shipping"]},
+  {"match": "ship to Canada", "answers": ["Hi Femi! Yes: international orders arrive in 10-14 business days."]}
+]})";
+
+const char* k_git = "git -c user.name=gate-test -c user.email=gate-test@example.invalid ";
+const std::string k_canary = "sk-init-canary-0123456789abcdef";
+
+bool has(const std::string& hay, const std::string& needle) {
+  const bool found = hay.find(needle) != std::string::npos;
+  if (!found) MESSAGE("expected \"" << needle << "\" in:\n" << hay);
+  return found;
+}
+
+// The command lines gate init printed after "Next, in this order:".
+std::vector<std::string> printed_commands(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out.substr(out.find("Next, in this order:\n") + 21));
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("  ")) lines.push_back(line.substr(2));
+  return lines;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+// Runs each printed line as a user would: `export` sets the key (to the
+// canary), `gate` and `git` run in `work`. Every command must succeed.
+// Returns everything they printed.
+std::string follow(const std::vector<std::string>& lines, const fs::path& work,
+                   std::map<std::string, std::string>& env) {
+  std::string printed;
+  for (const std::string& line : lines) {
+    INFO("command: " << line);
+    if (line.starts_with("#")) continue;
+    if (line.starts_with("export ")) {
+      const std::string name = line.substr(7, line.find('=') - 7);
+      CHECK(name == "OPENAI_API_KEY");
+      env[name] = k_canary;
+    } else if (line.starts_with("gate ")) {
+      const std::vector<std::string> w = words(line);
+      Result r = run_gate(std::vector<std::string>(w.begin() + 1, w.end()), work, env);
+      INFO(r.out << r.err);
+      REQUIRE(r.exit_code == 0);
+      printed += r.out + r.err;
+    } else if (line.starts_with("git ")) {
+      Result r = sh(work, k_git + line.substr(4));
+      INFO(r.out);
+      REQUIRE(r.exit_code == 0);
+      printed += r.out;
+    } else {
+      FAIL("gate init printed a line the test cannot follow: " << line);
+    }
+  }
+  return printed;
+}
+
+} // namespace
+
+TEST_CASE("gate init in an empty git repository, then its printed commands as printed: the gate passes, "
+          "a push goes through the hook, and a prompt edit reaches the hook as a change") {
+  gate::testing::FakeUpstream upstream(gate::testing::parse_script(k_answers));
+  upstream.start();
+  TempDir tmp;
+  const fs::path work = tmp.path() / "work";
+  fs::create_directories(work);
+  REQUIRE(sh(tmp.path(), "git init -q --bare remote.git").exit_code == 0);
+  REQUIRE(sh(work, "git init -q -b main && git remote add origin ../remote.git").exit_code == 0);
+
+  Result init = run_gate({"init", "--base-url", upstream.base_url()}, work);
+  INFO(init.out << init.err);
+  REQUIRE(init.exit_code == 0);
+  CHECK(has(init.out, "provider openai, model gpt-4o-mini"));
+  const std::vector<std::string> lines = printed_commands(init.out);
+  REQUIRE(lines.size() >= 8);
+  std::map<std::string, std::string> env;
+  const std::string printed = follow(lines, work, env);
+
+  // 6 cases x 3 runs recorded once; the check replayed them.
+  CHECK(upstream.requests() == 18);
+  CHECK(has(printed, "support v1: success 100.0%"));
+  CHECK(has(printed, "✅ gate passed"));
+  CHECK(fs::exists(work / "baselines" / "support.json"));
+  CHECK(fs::exists(work / ".git" / "hooks" / "pre-push"));
+  CHECK(sh(work, "git status --porcelain --untracked-files=no").out.empty());
+
+  // The committed starting point passes the hook, offline.
+  Result push = sh(work, "git push -q origin main");
+  INFO(push.out);
+  CHECK(push.exit_code == 0);
+  CHECK(has(push.out, "checked commit "));
+  CHECK(upstream.requests() == 18);
+
+  // A prompt edit, committed: the hook checks it against the baseline
+  // replay-only, and the edited prompt's requests are not recorded yet.
+  const fs::path prompt = work / "prompts" / "support.md";
+  spit(prompt, slurp(prompt) + "- Always thank the customer.\n");
+  REQUIRE(sh(work, std::string(k_git) + "commit -q -am 'Thank the customer'").exit_code == 0);
+  Result blocked = sh(work, "git push -q origin main");
+  INFO(blocked.out);
+  CHECK(blocked.exit_code != 0);
+  CHECK(has(blocked.out, "missing from the cache"));
+  CHECK(has(blocked.out, "gate run --config gate.yaml --mode replay"));
+
+  // Recorded as the hook says and committed: the push goes through, and the
+  // hook's verdict names the prompt and the tasks it changed.
+  Result rec = run_gate({"run", "--config", "gate.yaml", "--mode", "replay", "--quiet"}, work, env);
+  INFO(rec.out << rec.err);
+  REQUIRE(rec.exit_code == 0);
+  CHECK(upstream.requests() == 36);
+  CHECK(has(upstream.log().back().body, "Always thank the customer."));
+  REQUIRE(sh(work, std::string(k_git) + "add evals && " + k_git + "commit -q -m 'Record'").exit_code == 0);
+  Result pass = sh(work, "git push -q origin main");
+  INFO(pass.out);
+  CHECK(pass.exit_code == 0);
+  const std::string head = sh(work, "git rev-parse --short=12 HEAD").out.substr(0, 12);
+  CHECK(has(slurp(work / ".git" / "gate-hook" / head / "verdict.md"),
+            "prompt changed: prompts/support.md (system); 6 of 6 paired tasks sent another input"));
+
+  // The key went nowhere but the environment.
+  CHECK(no_canary_in(tmp.path(), printed + init.out + push.out + blocked.out + pass.out, k_canary));
+}
+
+TEST_CASE("gate init --provider anthropic writes that provider's key variable and a config that loads") {
+  TempDir tmp;
+  Result r =
+      run_gate({"init", tmp.path().string(), "--provider", "anthropic", "--model", "claude-x"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "cd " + tmp.path().string()));
+  CHECK(has(r.out, "export ANTHROPIC_API_KEY="));
+  CHECK(has(slurp(tmp.path() / ".github" / "workflows" / "gate.yml"),
+            "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}"));
+  Result show = run_gate({"config", "show", "--config", "gate.yaml"}, tmp.path());
+  INFO(show.out << show.err);
+  CHECK(show.exit_code == 0);
+  CHECK(has(show.out, "model.name: claude-x"));
+  CHECK(has(show.out, "model.base_url: https://api.anthropic.com"));
+  CHECK(run_gate({"suite", "verify", "evals/support"}, tmp.path()).exit_code == 0);
+}
+
+TEST_CASE("gate init refuses to overwrite: one file in the way, and nothing at all is written") {
+  TempDir tmp;
+  spit(tmp.path() / "prompts" / "support.md", "my own prompt\n");
+  Result r = run_gate({"init"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "prompts/support.md exists"));
+  CHECK(has(r.err, "nothing written"));
+  CHECK(r.err.find("gate.yaml") == std::string::npos);
+  CHECK(slurp(tmp.path() / "prompts" / "support.md") == "my own prompt\n");
+  CHECK(files_below(tmp.path()).size() == 1);
+  CHECK_FALSE(fs::exists(tmp.path() / "evals"));
+}
+
+TEST_CASE("gate init: an unknown provider, a missing directory and an empty model are usage errors") {
+  TempDir tmp;
+  Result bad = run_gate({"init", "--provider", "openia"}, tmp.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(has(bad.err, "unknown provider \"openia\"; expected one of openai, anthropic"));
+  Result missing = run_gate({"init", "no-such-dir"}, tmp.path());
+  CHECK(missing.exit_code == 2);
+  CHECK(has(missing.err, "no-such-dir is not a directory"));
+  Result empty = run_gate({"init", "--model", ""}, tmp.path());
+  CHECK(empty.exit_code == 2);
+  CHECK(has(empty.err, "--model must be a non-empty model id"));
+  CHECK(files_below(tmp.path()).empty());
+  // A full disk is "could not run", and leaves nothing behind.
+  Result full = run_gate({"init"}, tmp.path(), {{"GATE_TEST_FAULT_WRITE", "enospc"}});
+  CHECK(full.exit_code == 3);
+  CHECK(has(full.err, "cannot write"));
+  CHECK(files_below(tmp.path()).empty());
+}
+
+TEST_CASE("README's \"Start your own suite\" shows gate init's output as it is") {
+  const std::string readme = slurp(source_dir() / "README.md");
+  const std::string start = "$ gate init --provider openai --model gpt-4o-mini";
+  const std::size_t at = readme.find(start);
+  REQUIRE(at != std::string::npos);
+  const std::size_t from = readme.find('\n', at) + 1;
+  const std::string shown = readme.substr(from, readme.find("```", from) - from);
+  TempDir tmp;
+  Result r = run_gate({"init", "--provider", "openai", "--model", "gpt-4o-mini"}, tmp.path());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == shown);
+}
