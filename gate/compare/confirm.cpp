@@ -102,8 +102,8 @@ ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Repo
     candidates.push_back(std::move(p));
   }
   std::sort(candidates.begin(), candidates.end(), [](const ConfirmPick& x, const ConfirmPick& y) {
-    if (x.flipped != y.flipped) return x.flipped;
     if (x.difference != y.difference) return x.difference > y.difference;
+    if (x.flipped != y.flipped) return x.flipped;
     return x.id < y.id;
   });
   ConfirmPlan plan;

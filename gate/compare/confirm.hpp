@@ -51,9 +51,10 @@ struct Confirmable {
 
 // The candidates are paired tasks measured on both sides whose request
 // changed (a request both sides share cannot have changed by the change
-// under test) and whose success fell. Flipped tasks first, then by the fall,
-// largest first, then by id; each is taken when its `runs` fresh runs per
-// side fit in what is left of `max_calls`.
+// under test) and whose success fell. The largest fall first (a 3/3 → 0/3
+// task decides more than a 3/3 → 2/3 flip), flipped tasks first among equal
+// falls, then by id; each is taken when its `runs` fresh runs per side fit
+// in what is left of `max_calls`.
 ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Report& current, int runs,
                               std::int64_t max_calls,
                               const std::function<Confirmable(const std::string& id)>& about);

@@ -75,15 +75,17 @@ TEST_CASE("the plan takes flipped tasks first, then the largest falls, within th
                              sent(counted("c", 0, 3), "c1"), sent(counted("d", 0, 3), "same"),
                              sent(counted("e", 2, 3), "e1"), sent(counted("f", 0, 4), "f1")});
   auto about = [](const std::string& id) { return Confirmable{id != "f", id == "c" ? 2 : 1}; };
-  // c flipped (fall 1, a judge check: 2 calls a run), b flipped (fall 1/3),
-  // a fell 2/3; d shares its request, e rose, f cannot be sent again.
+  // c fell 1 (flipped; a judge check: 2 calls a run), a fell 2/3, b 1/3
+  // (flipped); d shares its request, e rose, f cannot be sent again.
   ConfirmPlan plan = plan_confirmation(base, cur, 3, 1000, about);
   REQUIRE(plan.picks.size() == 3);
   CHECK(plan.picks[0].id == "c");
   CHECK(plan.picks[0].calls == 12);
-  CHECK(plan.picks[1].id == "b");
-  CHECK(plan.picks[2].id == "a");
-  CHECK(plan.picks[2].difference == doctest::Approx(2.0 / 3));
+  CHECK(plan.picks[0].flipped);
+  CHECK(plan.picks[1].id == "a");
+  CHECK(plan.picks[1].difference == doctest::Approx(2.0 / 3));
+  CHECK_FALSE(plan.picks[1].flipped);
+  CHECK(plan.picks[2].id == "b");
   CHECK(plan.calls == 24);
   CHECK(plan.picks[0].baseline_fingerprint == "c0");
   CHECK(plan.picks[0].current_fingerprint == "c1");
@@ -92,11 +94,17 @@ TEST_CASE("the plan takes flipped tasks first, then the largest falls, within th
   CHECK(plan.picks[0].current_first_replica == 3);
   CHECK(plan.left_out.empty());
 
-  // 18 calls: c (12) fits, b (6) fits, a (6) does not.
+  // 18 calls: c (12) fits, a (6) fits, b (6) does not.
   plan = plan_confirmation(base, cur, 3, 18, about);
   CHECK(plan.picks.size() == 2);
   CHECK(plan.calls == 18);
-  CHECK(plan.left_out == std::vector<std::string>{"a"});
+  CHECK(plan.left_out == std::vector<std::string>{"b"});
+  // Equal falls: the flipped task first.
+  const Report eq_base = report({sent(counted("a", 3, 4), "a0"), sent(counted("z", 2, 2), "z0")});
+  const Report eq_cur = report({sent(counted("a", 1, 4), "a1"), sent(counted("z", 1, 2), "z1")});
+  plan = plan_confirmation(eq_base, eq_cur, 1, 100, resendable);
+  REQUIRE(plan.picks.size() == 2);
+  CHECK(plan.picks[0].id == "z");
   // A budget too small for any task plans nothing.
   plan = plan_confirmation(base, cur, 3, 5, resendable);
   CHECK(plan.picks.empty());
