@@ -196,8 +196,8 @@ check() {
     local trusted
     trusted=$(trusted_cache "$config")
     "$gate" check --config "$config" --out "$out_dir" ${baseline:+--baseline "$baseline"} \
-      ${INPUT_MODE:+--mode "$INPUT_MODE"} ${trusted:+--trusted-cache "$trusted"} "${verdict_files[@]}" \
-      "${args[@]}" "${extra[@]}" || code=$?
+      ${INPUT_MODE:+--mode "$INPUT_MODE"} ${trusted:+--trusted-cache "$trusted"} \
+      ${INPUT_CONFIRM:+--confirm "$INPUT_CONFIRM"} "${verdict_files[@]}" "${args[@]}" "${extra[@]}" || code=$?
   fi
 
   local verdict

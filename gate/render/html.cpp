@@ -231,6 +231,37 @@ std::vector<TaskEntry> verdict_entries(const compare::Verdict& v, const report::
   return out;
 }
 
+// The confirmation runs: the decision and spend, then each picked task's
+// fresh runs, or the runs replay-only could not make.
+void confirmation_section(const compare::Verdict& v, std::string& out) {
+  if (!v.confirmation) return;
+  const compare::Confirmation& c = *v.confirmation;
+  out += "<section id=\"gate-confirmation\">\n<h2>Confirmation</h2>\n<p>";
+  if (c.state == compare::Confirmation::State::needs_calls) {
+    out += "Not run: replay-only cannot make its " + std::to_string(c.planned_calls) +
+           " fresh calls. Record them with <code>" + text(c.command) + "</code>.</p>\n<ul>\n";
+    for (const auto& m : c.missing)
+      out += "<li>" + text(m) + "</li>\n";
+    out += "</ul>\n</section>\n";
+    return;
+  }
+  char p[64];
+  std::snprintf(p, sizeof p, "%.3g, level %.3g", c.p_value, c.level);
+  out += std::string(c.state == compare::Confirmation::State::confirmed
+                         ? "<strong>Confirmed</strong>"
+                         : "<strong>Dismissed as noise</strong>") +
+         ": " + std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
+         " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
+         std::to_string(c.max_calls) + " calls, " + std::to_string(c.tokens) + " tokens.</p>\n";
+  out += "<table>\n<thead><tr><th>Task</th><th>Baseline (fresh)</th><th>Current (fresh)</th><th></th></tr>"
+         "</thead>\n<tbody>\n";
+  for (const auto& t : c.tasks)
+    out += "<tr><td>" + text(t.id) + "</td><td>" + std::to_string(t.baseline_passed) + "/" +
+           std::to_string(t.baseline_runs) + "</td><td>" + std::to_string(t.current_passed) + "/" +
+           std::to_string(t.current_runs) + "</td><td>" + (t.worse ? "worse" : "not worse") + "</td></tr>\n";
+  out += "</tbody>\n</table>\n</section>\n";
+}
+
 } // namespace
 
 std::string verdict_html(const compare::Verdict& v, const report::Report& baseline,
@@ -252,6 +283,7 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
   list("Warnings", "warnings", v.warnings, body);
   body += "</header>\n";
   metric_table(v, body);
+  confirmation_section(v, body);
 
   body += "<section id=\"gate-summary\">\n<h2>Tasks at a glance</h2>\n<p>" + std::to_string(v.paired) +
           " paired · " + std::to_string(v.regressed) + " regressed · " + std::to_string(v.fixed) +

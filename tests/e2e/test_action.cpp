@@ -3,14 +3,14 @@
 #include <doctest.h>
 
 #include <boost/json.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
-#include <chrono>
-#include <csignal>
-#include <cstdio>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <thread>
@@ -123,7 +123,9 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 const std::string k_baseline = (source_dir() / "baselines" / "demo.json").string();
 
 // The fetch tests need node (the fake release server) and curl (run.sh).
-bool have_node() { return std::system("command -v node >/dev/null 2>&1 && command -v curl >/dev/null 2>&1") == 0; }
+bool have_node() {
+  return std::system("command -v node >/dev/null 2>&1 && command -v curl >/dev/null 2>&1") == 0;
+}
 
 // tests/support/release_server.cjs serving `dir` (tag/asset files) on
 // 127.0.0.1, stopped when this goes out of scope.
@@ -132,8 +134,9 @@ struct ReleaseServer {
   std::string base; // http://127.0.0.1:<port>
   explicit ReleaseServer(const fs::path& dir) {
     const fs::path listen = dir.parent_path() / "release_server.out";
-    const std::string command = "node " + quoted((source_dir() / "tests" / "support" / "release_server.cjs").string()) +
-                                " " + quoted(dir.string()) + " 120 >" + quoted(listen.string()) + " 2>&1 & echo $!";
+    const std::string command =
+        "node " + quoted((source_dir() / "tests" / "support" / "release_server.cjs").string()) + " " +
+        quoted(dir.string()) + " 120 >" + quoted(listen.string()) + " 2>&1 & echo $!";
     FILE* p = ::popen(command.c_str(), "r");
     REQUIRE(p != nullptr);
     char buf[32] = {};
@@ -280,6 +283,12 @@ TEST_CASE("bad action inputs are refused before anything runs") {
   CHECK(has(s.err, "thresholds: expected name=value"));
   Step r = run_step(tmp.path(), "check", {{"INPUT_REPORTS", "nothing/*.json"}});
   CHECK(r.exit_code == 2);
+  // The confirm input reaches gate check as --confirm.
+  // (the check step records the error; the enforce step fails the job).
+  Step c = run_step(tmp.path(), "check", {{"INPUT_CONFIRM", "many"}});
+  INFO(c.out << c.err);
+  CHECK(c.outputs["verdict"] == "error");
+  CHECK(has(c.err, "the argument ('many') for option '--confirm' is invalid"));
 }
 
 TEST_CASE("action.yml: every input referenced is declared, every output is set by run.sh") {
@@ -312,11 +321,13 @@ TEST_CASE("action.yml: every input referenced is declared, every output is set b
     CHECK(has(action, std::string("\n  ") + out + ":\n"));
 }
 
-TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" * doctest::skip(!have_node())) {
+TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" *
+          doctest::skip(!have_node())) {
   TempDir tmp;
   const fs::path asset = make_release(tmp.path(), "");
   ReleaseServer server(tmp.path() / "releases");
-  const std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
+  const std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base},
+                                               {"GATE_RELEASE_REF", "v9.8.7"},
                                                {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
   Step s = run_step(tmp.path(), "fetch", env);
   INFO(s.out << s.err);
@@ -330,7 +341,9 @@ TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" *
   // The check step runs the downloaded binary (GATE_BIN, as action.yml passes it).
   copy_demo(tmp.path());
   Step c = run_step(tmp.path(), "check",
-                    {{"GATE_BIN", got.string()}, {"INPUT_CONFIG", "demo/gate.yaml"}, {"INPUT_BASELINE", k_baseline},
+                    {{"GATE_BIN", got.string()},
+                     {"INPUT_CONFIG", "demo/gate.yaml"},
+                     {"INPUT_BASELINE", k_baseline},
                      {"INPUT_MODE", "replay-only"}});
   INFO(c.out << c.err);
   CHECK(c.exit_code == 0);
@@ -341,12 +354,14 @@ TEST_CASE("fetch: a wrong or missing checksum is refused and says so" * doctest:
   TempDir tmp;
   const fs::path asset = make_release(tmp.path(), std::string(64, '0'));
   ReleaseServer server(tmp.path() / "releases");
-  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base},
+                                         {"GATE_RELEASE_REF", "v9.8.7"},
                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
   Step s = run_step(tmp.path(), "fetch", env);
   INFO(s.out << s.err);
   CHECK(s.exit_code == 2);
-  CHECK(has(s.err, "::error::gate action: sha256 mismatch for " + asset.filename().string() + " of release v9.8.7"));
+  CHECK(has(s.err,
+            "::error::gate action: sha256 mismatch for " + asset.filename().string() + " of release v9.8.7"));
   CHECK(has(s.err, std::string(64, '0')));
   CHECK(has(s.err, "refusing it"));
   CHECK(s.outputs.count("gate") == 0);
@@ -357,7 +372,8 @@ TEST_CASE("fetch: a wrong or missing checksum is refused and says so" * doctest:
   s = run_step(tmp.path(), "fetch", env);
   INFO(s.out << s.err);
   CHECK(s.exit_code == 2);
-  CHECK(has(s.err, "release v9.8.7 has no " + asset.filename().string() + ".sha256 (HTTP 404): refusing an unverified binary"));
+  CHECK(has(s.err, "release v9.8.7 has no " + asset.filename().string() +
+                       ".sha256 (HTTP 404): refusing an unverified binary"));
   CHECK(s.outputs.count("gate") == 0);
 }
 
@@ -366,8 +382,10 @@ TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to
   TempDir tmp;
   make_release(tmp.path(), "");
   ReleaseServer server(tmp.path() / "releases");
-  Step s = run_step(tmp.path(), "fetch", {{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v0.0.1"},
-                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}});
+  Step s = run_step(tmp.path(), "fetch",
+                    {{"GATE_RELEASE_BASE", server.base},
+                     {"GATE_RELEASE_REF", "v0.0.1"},
+                     {"RUNNER_TEMP", (tmp.path() / "runner").string()}});
   INFO(s.out << s.err);
   CHECK(s.exit_code == 0);
   CHECK(s.outputs["source"] == "build");

@@ -88,9 +88,10 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   CHECK(after_plain == before + 45);
 
   // With it: 5 tasks × 3 runs × 2 sides, all fresh (new replica indexes).
-  Result confirmed = run_gate({"check", "--config", config.string(), "--out", "cur", "--quiet", "--confirm",
-                               "3", "--json", "cur/verdict.json", "--markdown", "cur/verdict.md"},
-                              tmp.path(), k_key);
+  Result confirmed =
+      run_gate({"check", "--config", config.string(), "--out", "cur", "--quiet", "--confirm", "3", "--json",
+                "cur/verdict.json", "--markdown", "cur/verdict.md", "--html", "cur/verdict.html"},
+               tmp.path(), k_key);
   INFO(confirmed.out << confirmed.err);
   CHECK(confirmed.exit_code == 1);
   CHECK(has(confirmed.out, "❌ gate failed"));
@@ -108,7 +109,13 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   CHECK(c.at("state") == "confirmed");
   CHECK(c.at("calls") == 30);
   CHECK(c.at("tasks").as_array().size() == 5);
-  CHECK(has(slurp(tmp.path() / "cur" / "verdict.md"), "Confirmation"));
+  const std::string md = slurp(tmp.path() / "cur" / "verdict.md");
+  CHECK(has(md, "### Confirmation"));
+  CHECK(has(md, "**Confirmed**: 5 tasks × 3 fresh runs per side"));
+  CHECK(has(md, "| t01 | 3/3 | 0/3 | worse |"));
+  const std::string html = slurp(tmp.path() / "cur" / "verdict.html");
+  CHECK(has(html, "<section id=\"gate-confirmation\">"));
+  CHECK(has(html, "<strong>Confirmed</strong>: 5 tasks"));
 
   // The same check, replay-only and without a key: every run is recorded.
   const auto recorded = upstream.requests();
