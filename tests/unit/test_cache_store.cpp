@@ -27,7 +27,7 @@ namespace {
 
 using Scratch = gate::testing::TempDir;
 
-Entry entry_for(int i, const std::string &body = "body") {
+Entry entry_for(int i, const std::string& body = "body") {
   Entry e;
   e.provider = "openai";
   e.path = "/chat/completions";
@@ -41,19 +41,19 @@ Entry entry_for(int i, const std::string &body = "body") {
   return e;
 }
 
-void write_raw(const fs::path &p, const std::string &bytes) {
+void write_raw(const fs::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary);
   out << bytes;
 }
 
-std::string read_raw(const fs::path &p) {
+std::string read_raw(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::size_t count_files(const fs::path &dir) {
+std::size_t count_files(const fs::path& dir) {
   std::size_t n = 0;
-  for (const auto &d : fs::recursive_directory_iterator(dir))
+  for (const auto& d : fs::recursive_directory_iterator(dir))
     n += d.is_regular_file() ? 1 : 0;
   return n;
 }
@@ -61,7 +61,7 @@ std::size_t count_files(const fs::path &dir) {
 template <class F> gate::Exit error_code_of(F f) {
   try {
     f();
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     return e.code();
   }
   return gate::Exit::pass;
@@ -70,7 +70,7 @@ template <class F> gate::Exit error_code_of(F f) {
 template <class F> std::string error_text_of(F f) {
   try {
     f();
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     return e.what();
   }
   return {};
@@ -150,7 +150,7 @@ TEST_CASE("rel-14: keys other than 64 lowercase hex are refused before touching 
   const std::string good = entry_for(1).key;
   std::string upper = good;
   upper[0] = 'A';
-  for (const std::string &key : {std::string("../../etc/passwd"), std::string(), upper, good.substr(1),
+  for (const std::string& key : {std::string("../../etc/passwd"), std::string(), upper, good.substr(1),
                                  good + "0", std::string("../") + good.substr(3), good.substr(0, 63) + "/"}) {
     CHECK(error_code_of([&] { store.get(key); }) == gate::Exit::bad_input);
     CHECK(error_code_of([&] { store.remove(key); }) == gate::Exit::bad_input);
@@ -170,7 +170,7 @@ TEST_CASE("rel-10/11: a bad entry is a miss naming the path and the reason") {
   const fs::path p = store.path_for(e.key);
   const std::string good = read_raw(p);
 
-  auto reason_for = [&](const std::string &bytes) {
+  auto reason_for = [&](const std::string& bytes) {
     write_raw(p, bytes);
     auto r = store.get(e.key);
     CHECK_FALSE(r.entry);
@@ -382,7 +382,7 @@ TEST_CASE("rel-14: odd names are reported, shown escaped, never followed; prune 
   };
   auto got = store.verify();
   REQUIRE(got.size() == 5);
-  for (const auto &w : want)
+  for (const auto& w : want)
     CHECK(std::find(got.begin(), got.end(), w) != got.end());
   CHECK(std::find(got.begin(), got.end(),
                   (shard / "..%2f..%2fescape.entry").string() + ": not a cache entry") != got.end());
@@ -421,7 +421,7 @@ TEST_CASE("16 threads writing and reading overlapping keys never see a partial e
       }
     });
   }
-  for (auto &th : pool)
+  for (auto& th : pool)
     th.join();
   CHECK(bad == 0);
   CHECK(hits > 0);
@@ -483,7 +483,7 @@ TEST_CASE("rel-09: SIGKILL while 16 workers write leaves no partial entry; a rer
         for (int n = 0;; ++n)
           store.put(entry_for((n + t) % keys, std::string(4096, 'x')));
       });
-    for (auto &th : pool)
+    for (auto& th : pool)
       th.join();
     ::_exit(0);
   }
@@ -510,4 +510,32 @@ TEST_CASE("rel-09: SIGKILL while 16 workers write leaves no partial entry; a rer
   CHECK(after.entries == keys);
   CHECK(after.temp_files == 0);
   CHECK(store.verify().empty());
+}
+
+TEST_CASE("by_fingerprint: the lowest replica's entry of each wanted request; corrupt entries skipped") {
+  Scratch s;
+  Store store(s.path() / "cache");
+  CHECK(store.by_fingerprint({"x"}).empty()); // no cache yet
+  Entry a0 = entry_for(1), a2 = entry_for(1, "second"), b1 = entry_for(2);
+  a2.replica = 2;
+  a2.key = make_key(a2.provider, a2.path, a2.request, 2);
+  b1.replica = 1;
+  b1.key = make_key(b1.provider, b1.path, b1.request, 1);
+  store.put(a2);
+  store.put(a0);
+  store.put(b1);
+  store.put(entry_for(3));
+  const std::string fa = make_fingerprint(a0.provider, a0.path, a0.request);
+  const std::string fb = make_fingerprint(b1.provider, b1.path, b1.request);
+  auto found = store.by_fingerprint({fa, fb, std::string(64, '0')});
+  REQUIRE(found.size() == 2);
+  CHECK(found.at(fa).replica == 0);
+  CHECK(found.at(fa).request == a0.request);
+  CHECK(found.at(fb).replica == 1);
+  // The replica-0 entry damaged: the next one stands in.
+  write_raw(store.path_for(a0.key), "garbage");
+  found = store.by_fingerprint({fa});
+  REQUIRE(found.size() == 1);
+  CHECK(found.at(fa).replica == 2);
+  CHECK(store.by_fingerprint({}).empty());
 }
