@@ -16,17 +16,6 @@ namespace gate::cli {
 
 namespace {
 
-// The request a side of a task sent: its runs' one fingerprint, "" when
-// they sent none or several.
-std::string fingerprint_of(const results::Task& t) {
-  std::string fp;
-  for (const results::Run& r : t.runs) {
-    if (fp.empty()) fp = r.fingerprint;
-    if (r.fingerprint != fp) return "";
-  }
-  return fp;
-}
-
 // One side's fresh runs: the picks' cases, each from its own first replica
 // (sides of tasks with unequal run counts start at different indexes).
 struct SideRuns {
@@ -120,7 +109,7 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
   std::map<std::string, std::string> baseline_fp; // task id → fingerprint
   std::set<std::string> wanted;
   for (const results::Task& t : baseline.tasks)
-    if (std::string fp = fingerprint_of(t); !fp.empty()) {
+    if (std::string fp = compare::request_fingerprint(t); !fp.empty()) {
       baseline_fp[t.id] = fp;
       wanted.insert(fp);
     }

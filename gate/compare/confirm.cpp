@@ -16,15 +16,13 @@ struct Side {
   std::int64_t passed = 0, measured = 0;
   int next_replica = 0; // one past the highest replica index the side used
   std::string fingerprint;
-  bool one_fingerprint = true;
 };
 
 Side side_of(const results::Task& t) {
   Side s;
+  s.fingerprint = request_fingerprint(t);
   for (const results::Run& r : t.runs) {
     s.next_replica = std::max(s.next_replica, r.index + 1);
-    if (s.fingerprint.empty() && !r.fingerprint.empty()) s.fingerprint = r.fingerprint;
-    if (r.fingerprint != s.fingerprint) s.one_fingerprint = false;
     if (r.errored()) continue;
     ++s.measured;
     s.passed += r.passed ? 1 : 0;
@@ -52,6 +50,14 @@ std::string runs_text(int first, int count) {
 }
 
 } // namespace
+
+std::string request_fingerprint(const results::Task& t) {
+  if (t.runs.empty()) return "";
+  const std::string& fp = t.runs.front().fingerprint;
+  for (const results::Run& r : t.runs)
+    if (r.fingerprint != fp) return "";
+  return fp;
+}
 
 const char* to_string(Confirmation::State s) {
   switch (s) {
@@ -83,7 +89,7 @@ ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Repo
     if (b.measured == 0 || a.measured == 0) continue;
     // Fresh runs of one request per side; a side that sent several, or none
     // known, has no single request to send again.
-    if (!b.one_fingerprint || !a.one_fingerprint || b.fingerprint.empty() || a.fingerprint.empty()) continue;
+    if (b.fingerprint.empty() || a.fingerprint.empty()) continue;
     if (b.fingerprint == a.fingerprint) continue;
     const double fall = static_cast<double>(b.passed) / static_cast<double>(b.measured) -
                         static_cast<double>(a.passed) / static_cast<double>(a.measured);

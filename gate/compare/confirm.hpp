@@ -49,6 +49,10 @@ struct Confirmable {
   int calls_per_run = 1;
 };
 
+// The one request every run of `t` sent (its fingerprint); "" when the runs
+// carry none, or several.
+std::string request_fingerprint(const results::Task& t);
+
 // The candidates are paired tasks measured on both sides whose request
 // changed (a request both sides share cannot have changed by the change
 // under test) and whose success fell. The largest fall first (a 3/3 → 0/3
