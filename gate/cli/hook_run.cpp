@@ -17,6 +17,7 @@
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/terminal.hpp>
+#include <gate/util/text.hpp>
 
 extern char** environ;
 
@@ -71,8 +72,9 @@ public:
     if (!r.started || r.exit_code != 0) {
       std::error_code ec;
       fs::remove_all(dir_, ec);
-      throw Error(Exit::cannot_run, "gate pre-push hook: cannot check out " + sha + " in a temporary work tree: " +
-                                        redact(r.started ? r.err : r.start_error));
+      throw Error(Exit::cannot_run,
+                  "gate pre-push hook: cannot check out " + sha +
+                      " in a temporary work tree: " + redact(r.started ? r.err : r.start_error));
     }
   }
   TempWorktree(const TempWorktree&) = delete;
@@ -179,6 +181,20 @@ bool mentions_mode(const std::vector<std::string>& args) {
 }
 
 // Checks one pushed commit; returns true when the push may go on.
+// The install-time check options other than --mode, each after a space.
+std::string extra_args(const std::vector<std::string>& check_args) {
+  std::string out;
+  for (std::size_t i = 0; i < check_args.size(); ++i) {
+    if (check_args[i] == "--mode" || check_args[i] == "-m") {
+      ++i;
+      continue;
+    }
+    if (check_args[i].starts_with("--mode=")) continue;
+    out += " " + shell_word(check_args[i]);
+  }
+  return out;
+}
+
 bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path& verdicts, const Pushed& p,
                   const std::string& config, const std::vector<std::string>& check_args) {
   const std::string short_sha = p.sha.substr(0, 12);
@@ -188,8 +204,8 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
   std::error_code ec;
   fs::remove_all(out_dir, ec); // an earlier push's verdict of this commit is not this one's
   agent::ProcessSpec spec;
-  spec.argv = {gate_binary.string(), "check", "--config", config, "--quiet", "--format", "text", "--out",
-               out_dir.string()};
+  spec.argv = {gate_binary.string(), "check", "--config", config,          "--quiet",
+               "--format",           "text",  "--out",    out_dir.string()};
   if (!mentions_mode(check_args)) spec.argv.insert(spec.argv.end(), {"--mode", "replay-only"});
   spec.argv.insert(spec.argv.end(), check_args.begin(), check_args.end());
   spec.cwd = tree.path();
@@ -209,9 +225,10 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
     if (!worse.empty()) std::cerr << "  tasks that got worse (" << worse.size() << "):\n";
     for (std::size_t i = 0; i < worse.size() && i < k_tasks_shown; ++i)
       std::cerr << "    " << terminal_safe(worse[i]) << "\n";
-    if (worse.size() > k_tasks_shown) std::cerr << "    … and " << (worse.size() - k_tasks_shown) << " more\n";
-    std::cerr << "  full verdict: " << terminal_safe((out_dir / "verdict.md").string()) << " (HTML: "
-              << terminal_safe((out_dir / "verdict.html").string()) << ")\n";
+    if (worse.size() > k_tasks_shown)
+      std::cerr << "    … and " << (worse.size() - k_tasks_shown) << " more\n";
+    std::cerr << "  full verdict: " << terminal_safe((out_dir / "verdict.md").string())
+              << " (HTML: " << terminal_safe((out_dir / "verdict.html").string()) << ")\n";
   } else {
     std::string tail = r.err.empty() ? r.out : r.err;
     if (tail.size() > 2000) tail = "…" + tail.substr(tail.size() - 2000);
@@ -225,9 +242,12 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
                  "the change is intended, accept it with gate baseline update and commit the new baseline.\n";
     break;
   case 4:
+    // gate check, not gate run: it also records the confirmation runs a
+    // configured confirmation needs, which gate run never makes.
     std::cerr << "gate pre-push hook: push blocked: responses are missing from the cache (replay-only). "
-                 "Record them with your key: gate run "
-              << how << " --mode replay, then commit the cache.\n";
+                 "Record them with your key: gate check "
+              << terminal_safe(how) << " --mode replay" << terminal_safe(extra_args(check_args))
+              << ", then commit the cache.\n";
     break;
   default:
     std::cerr << "gate pre-push hook: push blocked: gate could not check commit " << short_sha << " (exit "
@@ -266,7 +286,8 @@ int run(const std::string& config, const std::vector<std::string>& check_args) {
   const fs::path verdicts = fs::absolute(gate_dir ? *gate_dir : ".git/gate-hook").lexically_normal();
   char self[4096];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  const fs::path gate_binary = n > 0 ? fs::path(std::string(self, static_cast<std::size_t>(n))) : fs::path("gate");
+  const fs::path gate_binary =
+      n > 0 ? fs::path(std::string(self, static_cast<std::size_t>(n))) : fs::path("gate");
   bool ok = true;
   for (const Pushed& p : read_pushed(std::cin))
     ok = check_commit(repo, gate_binary, verdicts, p, config, check_args) && ok;
