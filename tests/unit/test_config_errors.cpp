@@ -131,7 +131,7 @@ TEST_CASE("wrong types say what was expected, at the value") {
   CHECK(load_error("suite:\n  path: s\nmodel:\n  name: \"\"\n") ==
         "gate.yaml:4:9: model.name: expected a non-empty value");
   CHECK(load_error(k_minimal + "runs: !!str 3\n") ==
-        "gate.yaml:5:7: runs: YAML tags such as tag:yaml.org,2002:str are not supported");
+        "gate.yaml:5:7: YAML tag: gate.yaml takes plain values; quote a value that starts with '!'");
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
         "gate.yaml:1:8: model: expected a mapping of keys (provider, base_url, api_key_env, key_alias, name, "
