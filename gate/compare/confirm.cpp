@@ -1,7 +1,7 @@
 #include <gate/compare/confirm.hpp>
 
 #include <algorithm>
-#include <cmath>
+#include <boost/math/distributions/hypergeometric.hpp>
 #include <cstdio>
 #include <map>
 
@@ -28,12 +28,6 @@ Side side_of(const results::Task& t) {
     s.passed += r.passed ? 1 : 0;
   }
   return s;
-}
-
-// log C(n, k), exact enough for the run counts of a confirmation.
-double log_choose(std::int64_t n, std::int64_t k) {
-  return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
-         std::lgamma(static_cast<double>(n - k) + 1);
 }
 
 // "0.017", "<0.001": p-values and levels in the reasons.
@@ -139,9 +133,11 @@ double stratified_exact_p(const std::vector<ConfirmCounts>& tasks) {
     observed += t.baseline_passed;
     const std::int64_t lo = std::max<std::int64_t>(0, passes - t.current_runs), hi = std::min(passes, n);
     std::vector<double> next(law.size() + static_cast<std::size_t>(n), 0.0);
-    const double denominator = log_choose(total, n);
+    // passes of `total` runs are passes; the baseline's n runs are the sample.
+    const boost::math::hypergeometric_distribution<double> task(
+        static_cast<unsigned>(passes), static_cast<unsigned>(n), static_cast<unsigned>(total));
     for (std::int64_t x = lo; x <= hi; ++x) {
-      const double px = std::exp(log_choose(passes, x) + log_choose(total - passes, n - x) - denominator);
+      const double px = boost::math::pdf(task, static_cast<unsigned>(x));
       for (std::size_t s = 0; s < law.size(); ++s)
         next[s + static_cast<std::size_t>(x)] += law[s] * px;
     }
