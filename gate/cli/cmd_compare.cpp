@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include <gate/cli/commands.hpp>
-#include <gate/cli/confirm.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/verdict_output.hpp>
 #include <gate/compare/compare.hpp>
@@ -20,17 +19,6 @@ namespace gate::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// compare() does not know file names; a suite mismatch gets them here.
-compare::Verdict compare_files(const report::Report& b, const report::Report& c, const compare::Options& o,
-                               const fs::path& b_file, const fs::path& c_file) {
-  try {
-    return compare::compare(b, c, o);
-  } catch (const Error& e) {
-    throw Error(e.code(), std::string(e.what()) + " (baseline " + b_file.string() + ", current " +
-                              c_file.string() + ")");
-  }
-}
 
 std::optional<config::Config> optional_config(const po::variables_map& vm) {
   if (!vm.count("config")) return std::nullopt;
@@ -84,44 +72,6 @@ int cmd_compare(const Args& args) {
   keep_until_exit(std::move(base));
   keep_until_exit(std::move(cur));
   return code;
-}
-
-int cmd_check(const Args& args) {
-  po::options_description desc("gate check options (run, then compare with the configured baseline)");
-  add_run_options(desc);
-  desc.add_options()("baseline,b", po::value<std::string>(),
-                     "the baseline (default: `baseline` in gate.yaml)")(
-      "confirm", po::value<int>(),
-      "when the verdict is in doubt, N fresh runs per side of the tasks that decide it (default: "
-      "confirm.runs; 0 = off)");
-  add_compare_options(desc);
-  po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
-  // The baseline is read before the run: a missing or broken one fails in
-  // a second, not after the whole suite ran.
-  config::Config cfg = load_config(vm["config"].as<std::string>(), {});
-  fs::path b_file = vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : cfg.baseline;
-  if (b_file.empty())
-    throw Error(Exit::bad_input,
-                cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
-  report::Report base = read_report(b_file, "baseline", read_options_for(verdict_files(vm, cfg.outputs.dir)));
-
-  RunResult run = run_from_options(vm);
-  if (!run.report) return run.code;
-  if (run.code != 0) return run.code; // an incomplete run is never judged
-  const fs::path c_file = config::output_path(run.config.outputs, run.config.outputs.json);
-  compare::Verdict v = compare_files(base, *run.report, compare_options(vm, &run.config), b_file, c_file);
-  // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
-  // which answers came from the branch itself.
-  if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
-  ConfirmRequest ask{run.config.confirm.runs, run.config.confirm.max_calls, vm.count("confirm") != 0};
-  if (ask.from_flag) {
-    ask.runs = vm["confirm"].as<int>();
-    if (ask.runs < 0 || ask.runs > 100) throw Error(Exit::bad_input, "--confirm: expected runs in 0..100");
-  }
-  const int confirm_code = confirm(v, base, *run.report, run, ask, vm.count("quiet") != 0);
-  const int code = emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
-  return confirm_code != 0 ? confirm_code : code;
 }
 
 int cmd_baseline(const Args& args) {

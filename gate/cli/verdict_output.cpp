@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t k_comment_limit = 65536;    // GitHub's PR comment body limit
-constexpr std::size_t k_summary_limit = 1 << 20;  // GitHub's step summary limit
+constexpr std::size_t k_comment_limit = 65536;   // GitHub's PR comment body limit
+constexpr std::size_t k_summary_limit = 1 << 20; // GitHub's step summary limit
 
 struct ThresholdFlag {
   const char* flag;
@@ -79,10 +79,12 @@ std::string elo_section(const po::variables_map& vm, const report::Report& basel
 
 void add_compare_options(po::options_description& d) {
   d.add_options()("allow-suite-change", "compare reports of different suite versions (common tasks only)")(
-      "allow-partial", "compare an interrupted, sharded or partly merged report (the verdict says what it covers)")(
+      "allow-partial",
+      "compare an interrupted, sharded or partly merged report (the verdict says what it covers)")(
       "include-polluted", "count route-polluted tasks in the consistency gap")(
       "alpha", po::value<double>(), "significance level for the whole gate (default 0.05)")(
-      "max-new-failures", po::value<std::string>(), "strict rule: fail when more tasks flip than this (\"off\" unsets)")(
+      "max-new-failures", po::value<std::string>(),
+      "strict rule: fail when more tasks flip than this (\"off\" unsets)")(
       "markdown", po::value<std::string>(), "write the Markdown verdict (PR comment form) here")(
       "json", po::value<std::string>(), "write the verdict as JSON (gate.verdict/1) here")(
       "junit", po::value<std::string>(), "write the verdict as JUnit XML here")(
@@ -175,13 +177,24 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
   return static_cast<int>(v.exit);
 }
 
+compare::Verdict compare_files(const report::Report& b, const report::Report& c, const compare::Options& o,
+                               const fs::path& b_file, const fs::path& c_file) {
+  try {
+    return compare::compare(b, c, o);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (baseline " + b_file.string() + ", current " +
+                              c_file.string() + ")");
+  }
+}
+
 report::Report read_report(const fs::path& file, const char* role, const report::ReadOptions& o) {
   if (!fs::exists(file))
-    throw Error(Exit::bad_input, std::string("no ") + role + " at " + file.string() +
-                                     (std::string(role) == "baseline"
-                                          ? " (a missing baseline is never read as \"all passed\"; create one "
-                                            "with `gate baseline update --report report.json`)"
-                                          : ""));
+    throw Error(Exit::bad_input,
+                std::string("no ") + role + " at " + file.string() +
+                    (std::string(role) == "baseline"
+                         ? " (a missing baseline is never read as \"all passed\"; create one "
+                           "with `gate baseline update --report report.json`)"
+                         : ""));
   return report::read(file, o);
 }
 

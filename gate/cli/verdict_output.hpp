@@ -27,6 +27,12 @@ VerdictFiles verdict_files(const po::variables_map& vm, const std::filesystem::p
 int emit_verdict(const compare::Verdict& v, const report::Report& baseline, const report::Report& current,
                  const po::variables_map& vm, const VerdictFiles& files);
 
+// compare::compare, with the two files named in a suite-mismatch error
+// (compare() does not know file names). gate compare and gate check.
+compare::Verdict compare_files(const report::Report& baseline, const report::Report& current,
+                               const compare::Options& o, const std::filesystem::path& baseline_file,
+                               const std::filesystem::path& current_file);
+
 // Reads a report or baseline, naming which one in errors.
 report::Report read_report(const std::filesystem::path& file, const char* role,
                            const report::ReadOptions& o = {});
