@@ -557,3 +557,39 @@ TEST_CASE("fallback: no release (404) builds gate with the action's own steps, a
   CHECK(check.outputs["verdict"] == "pass");
 }
 
+// Workflows that work when copied (issue 16 item 5): a placeholder, or a
+// script that only this repository has, fails a user's first run.
+TEST_CASE("the docs and the example workflows name the real action: the project's path at a version tag") {
+  std::smatch m;
+  const std::string cmake = slurp(source_dir() / "CMakeLists.txt");
+  REQUIRE(std::regex_search(cmake, m, std::regex(R"(HOMEPAGE_URL https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))")));
+  const std::string repository = m[1]; // the one place the path is defined
+
+  std::vector<fs::path> docs{source_dir() / "README.md", source_dir() / "ARCHITECTURE.md", source_dir() / "action.yml"};
+  for (const auto& dir : {source_dir() / "docs", source_dir() / "examples", source_dir() / "action",
+                          source_dir() / ".github"})
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file()) docs.push_back(e.path());
+  const std::regex uses(R"(uses: *([A-Za-z0-9_.<>-]+/gate)@([^\s`'"]+))");
+  std::map<std::string, int> uses_in;
+  for (const auto& file : docs) {
+    const std::string text = slurp(file);
+    const std::string name = fs::relative(file, source_dir()).string();
+    INFO(name);
+    CHECK_FALSE(has(text, "your-org"));
+    CHECK_FALSE(has(text, "<owner>/gate"));
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), uses); it != std::sregex_iterator(); ++it) {
+      INFO((*it)[0]);
+      CHECK((*it)[1] == repository);
+      CHECK(std::regex_match((*it)[2].str(), std::regex(R"(v[0-9]+|v[0-9]+\.[0-9]+\.[0-9]+|vX\.Y\.Z)")));
+      ++uses_in[name];
+    }
+    // An example is copied into another repository, where .ci/ does not exist.
+    if (name.rfind("examples/", 0) == 0) CHECK_FALSE(has(text, ".ci/"));
+  }
+  for (const char* name : {"README.md", "docs/ci.md", "examples/workflows/pr-gate.yml",
+                           "examples/workflows/sharded.yml", "examples/workflows/fork-commenter.yml"}) {
+    INFO(name);
+    CHECK(uses_in[name] >= 1);
+  }
+}
