@@ -104,10 +104,11 @@ deps() {
   fi
 }
 
-# The build cache key: the sources that make the binary, and the OS.
+# The build cache key: the sources that make the binary (the CMake scripts
+# of cmake/ too: the commit stamp, the man page), and the OS.
 cache_key() {
   local sum
-  sum=$(cd "$root" && find CMakeLists.txt gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name 'CMakeLists.txt' \) |
+  sum=$(cd "$root" && find CMakeLists.txt cmake gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
   set_output key "gate-build-$(uname -s)-$(uname -m)-$sum"
 }
