@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The steps of the gate GitHub Action (action.yml), one per subcommand, so
 # that they can run (and be tested) outside GitHub with a fake environment:
-#   run.sh fetch | deps | cache-key | build | check | comment | enforce
+#   run.sh fetch | deps | cache-key | build | install | check | comment | enforce
 # Inputs arrive as INPUT_* environment variables (action.yml maps them; they
 # are never pasted into a script, so no input can inject shell). Outputs go
 # to $GITHUB_OUTPUT, the summary to $GITHUB_STEP_SUMMARY.
@@ -49,6 +49,18 @@ fetch() {
   local asset dest code want got
   asset="gate-linux-$(uname -m)"
   dest=${RUNNER_TEMP:-$root}/gate-release
+  # A major tag (v1) is moved by release.yml to each newest release of its
+  # major (docs/ci.md, "Versions"), so the CMakeLists.txt of the action's own
+  # checkout names the release it stands for.
+  if [[ $ref =~ ^v([0-9]+)$ ]]; then
+    local major=${BASH_REMATCH[1]} version
+    version=$(sed -nE 's/^project\(gate VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")
+    [ -n "$version" ] || fail "no project version in $root/CMakeLists.txt to resolve $ref"
+    [ "${version%%.*}" = "$major" ] ||
+      fail "the tag $ref points at gate $version, which is no $ref.x.y release; use a version tag (vX.Y.Z)"
+    echo "gate action: $ref is gate $version"
+    ref=v$version
+  fi
   if [[ ! $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
     echo "gate action: ref '$ref' is no release tag (vX.Y.Z): building gate from source"
     set_output source build
@@ -92,16 +104,39 @@ deps() {
   fi
 }
 
-# The build cache key: the sources that make the binary, and the OS.
+# The build cache key: the sources that make the binary (the CMake scripts
+# of cmake/ too: the commit stamp, the man page), and the OS.
 cache_key() {
   local sum
-  sum=$(cd "$root" && find CMakeLists.txt gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name 'CMakeLists.txt' \) |
+  sum=$(cd "$root" && find CMakeLists.txt cmake gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
   set_output key "gate-build-$(uname -s)-$(uname -m)-$sum"
 }
 
+# Only the gate target is built. The tests stay configured (doctest-dev is
+# one of .ci/deps' packages anyway), so that a build directory configured for
+# the tests can be brought up to date here without losing them.
 build() {
-  GATE_BUILD_DIR=$build_dir GATE_TARGET=gate bash "$root/.ci/build" -DGATE_BUILD_TESTS=OFF
+  GATE_BUILD_DIR=$build_dir GATE_TARGET=gate bash "$root/.ci/build"
+}
+
+# Puts the binary that the fetch or build step produced on PATH for the
+# job's later steps ($GITHUB_PATH, as `gate`) and outputs its path (gate).
+# INPUT_INSTALL_ONLY=true stops the action here (action.yml skips the rest),
+# for workflows that run gate's commands themselves.
+install() {
+  case ${INPUT_INSTALL_ONLY:-false} in
+    true | false) ;;
+    *) fail "install-only: expected true or false, got \"$INPUT_INSTALL_ONLY\"" ;;
+  esac
+  [ -x "$gate" ] || fail "no gate binary at $gate (did the fetch or build step run?)"
+  local bin=${RUNNER_TEMP:-$root}/gate-bin version
+  mkdir -p "$bin"
+  ln -sfn "$(realpath "$gate")" "$bin/gate"
+  version=$("$bin/gate" --version) || fail "$gate does not run"
+  [ -z "${GITHUB_PATH:-}" ] || printf '%s\n' "$bin" >>"$GITHUB_PATH"
+  set_output gate "$bin/gate"
+  echo "gate action: $version on PATH ($bin/gate)"
 }
 
 # Words of a whitespace-separated input, never glob-expanded.
@@ -269,8 +304,9 @@ case ${1:-} in
   deps) deps ;;
   cache-key) cache_key ;;
   build) build ;;
+  install) install ;;
   check) check ;;
   comment) comment ;;
   enforce) enforce ;;
-  *) echo "usage: run.sh fetch|deps|cache-key|build|check|comment|enforce" >&2; exit 2 ;;
+  *) echo "usage: run.sh fetch|deps|cache-key|build|install|check|comment|enforce" >&2; exit 2 ;;
 esac

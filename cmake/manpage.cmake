@@ -1,7 +1,10 @@
 # Writes OUT, gate(1), from the binary's own help (GATE: the built gate), so
 # the man page can never drift from `gate --help` and `gate <command> --help`.
 # Run after every link of gate (a POST_BUILD step in CMakeLists.txt).
+# EMULATOR: CMAKE_CROSSCOMPILING_EMULATOR of a cross build (qemu-user, as
+# cmake/aarch64-linux-gnu.cmake sets it), which runs the foreign binary.
 cmake_policy(VERSION 3.20)
+set(gate_cmd ${EMULATOR} "${GATE}")
 function(roff_verbatim text out_var)
   # roff escapes: backslashes, and control characters at a line's start.
   string(REPLACE "\\" "\\e" text "${text}")
@@ -9,11 +12,11 @@ function(roff_verbatim text out_var)
   set(${out_var} ".nf\n${text}\n.fi\n" PARENT_SCOPE)
 endfunction()
 
-execute_process(COMMAND "${GATE}" --help OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND ${gate_cmd} --help OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${GATE} --help exited ${rc}")
 endif()
-execute_process(COMMAND "${GATE}" --version OUTPUT_VARIABLE version_line OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND ${gate_cmd} --version OUTPUT_VARIABLE version_line OUTPUT_STRIP_TRAILING_WHITESPACE)
 string(REGEX MATCH "^gate ([^ ]+)" _ "${version_line}")
 set(num "${CMAKE_MATCH_1}")
 
@@ -30,7 +33,7 @@ foreach(n IN LISTS names)
   if(n STREQUAL "help" OR n STREQUAL "version")
     continue()
   endif()
-  execute_process(COMMAND "${GATE}" ${n} --help OUTPUT_VARIABLE sub RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${gate_cmd} ${n} --help OUTPUT_VARIABLE sub RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${GATE} ${n} --help exited ${rc}")
   endif()

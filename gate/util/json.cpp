@@ -224,8 +224,8 @@ const char* kind_name(const boost::json::value& v) {
   return "a value";
 }
 
-const boost::json::object& as_object(const boost::json::value& v, const std::string& where) {
-  if (!v.is_object()) throw_bad_input(where + ": expected a JSON object");
+const boost::json::object& as_object(const boost::json::value& v, std::string_view where) {
+  if (!v.is_object()) throw_bad_input(std::string(where) + ": expected a JSON object");
   return v.get_object();
 }
 

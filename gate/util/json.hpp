@@ -42,7 +42,10 @@ const char* kind_name(const boost::json::value& v);
 
 // Plain accessors that throw Error(bad_input) naming `where` and the key
 // when a field is missing or has the wrong type.
-const boost::json::object& as_object(const boost::json::value& v, const std::string& where);
+// `where` is a string_view, not a std::string: g++ 13+ warns of a dangling
+// reference when a function that returns one is given a temporary std::string
+// (`as_object(v, path.string())`), though the result points into `v`.
+const boost::json::object& as_object(const boost::json::value& v, std::string_view where);
 std::string get_string(const boost::json::object& o, std::string_view key, const std::string& where);
 double get_number(const boost::json::object& o, std::string_view key, const std::string& where);
 std::int64_t get_int(const boost::json::object& o, std::string_view key, const std::string& where);

@@ -127,6 +127,12 @@ bool have_node() {
   return std::system("command -v node >/dev/null 2>&1 && command -v curl >/dev/null 2>&1") == 0;
 }
 
+// The build fallback installs Debian 12's packages (.ci/deps; docs/ci.md:
+// it needs `container: debian:12`), so it runs only there.
+bool debian12() {
+  return fs::exists("/etc/debian_version") && slurp("/etc/debian_version").rfind("12.", 0) == 0;
+}
+
 // tests/support/release_server.cjs serving `dir` (tag/asset files) on
 // 127.0.0.1, stopped when this goes out of scope.
 struct ReleaseServer {
@@ -158,10 +164,10 @@ struct ReleaseServer {
   }
 };
 
-// A release v9.8.7 whose gate-linux-<arch> is the gate under test, with a
+// A release `tag` whose gate-linux-<arch> is the gate under test, with a
 // .sha256 that holds `sha` ("" = the right one).
-fs::path make_release(const fs::path& root, const std::string& sha) {
-  fs::path tag = root / "releases" / "v9.8.7";
+fs::path make_release(const fs::path& root, const std::string& sha, const std::string& tag_name = "v9.8.7") {
+  fs::path tag = root / "releases" / tag_name;
   fs::create_directories(tag);
   struct utsname u {};
   ::uname(&u);
@@ -178,6 +184,23 @@ fs::path make_release(const fs::path& root, const std::string& sha) {
   }
   spit(tag / (asset + ".sha256"), sum + "  " + asset + "\n");
   return tag / asset;
+}
+
+// The version in CMakeLists.txt's project() line, e.g. "0.1.0".
+std::string project_version() {
+  std::smatch m;
+  const std::string cmake = slurp(source_dir() / "CMakeLists.txt");
+  REQUIRE(std::regex_search(cmake, m, std::regex(R"(\nproject\(gate VERSION ([0-9]+\.[0-9]+\.[0-9]+))")));
+  return m[1];
+}
+
+// A value of a build directory's CMakeCache.txt (NAME:TYPE=value).
+std::string cmake_cache_value(const fs::path& build_dir, const std::string& name) {
+  std::smatch m;
+  const std::string cache = slurp(build_dir / "CMakeCache.txt");
+  REQUIRE_MESSAGE(std::regex_search(cache, m, std::regex("\n" + name + ":[A-Z]+=([^\n]*)")),
+                  name << " is not in " << build_dir / "CMakeCache.txt");
+  return m[1];
 }
 
 } // namespace
@@ -391,7 +414,7 @@ TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to
   CHECK(s.outputs["source"] == "build");
   CHECK(s.outputs.count("gate") == 0);
   CHECK(has(s.out, "release v0.0.1 has no gate-linux-"));
-  for (const char* ref : {"", "main", "v1"}) {
+  for (const char* ref : {"", "main", "v1.2", "1.2.3"}) {
     Step b = run_step(tmp.path(), "fetch", {{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", ref}});
     INFO(ref << ": " << b.out << b.err);
     CHECK(b.exit_code == 0);
@@ -426,4 +449,171 @@ TEST_CASE("actionlint and the action/workflow schema check pass on every workflo
                              quoted((tmp.path() / "broken.yml").string()) + " >/dev/null 2>&1";
   const int bad = std::system(broken.c_str());
   CHECK(WEXITSTATUS(bad) == 1);
+}
+
+TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt names" *
+          doctest::skip(!have_node())) {
+  TempDir tmp;
+  const std::string version = project_version(), major = "v" + version.substr(0, version.find('.'));
+  const fs::path asset = make_release(tmp.path(), "", "v" + version);
+  ReleaseServer server(tmp.path() / "releases");
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", major},
+                                         {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
+  Step s = run_step(tmp.path(), "fetch", env);
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(has(s.out, "gate action: " + major + " is gate " + version));
+  CHECK(s.outputs["source"] == "release");
+  CHECK(has(s.out, "from release v" + version + ", sha256"));
+  CHECK(slurp(s.outputs["gate"]) == slurp(asset));
+
+  // A major tag moved to another major's commit is a maintainer's mistake: said, never guessed around.
+  env["GATE_RELEASE_REF"] = "v98";
+  Step wrong = run_step(tmp.path(), "fetch", env);
+  CHECK(wrong.exit_code == 2);
+  CHECK(has(wrong.err, "::error::gate action: the tag v98 points at gate " + version + ", which is no v98.x.y release"));
+  CHECK(wrong.outputs.count("source") == 0);
+}
+
+TEST_CASE("install: the binary on PATH as gate, its path as the gate output; install-only must be true or false") {
+  TempDir tmp;
+  const fs::path github_path = tmp.path() / "github_path";
+  const std::map<std::string, std::string> env{{"RUNNER_TEMP", (tmp.path() / "runner").string()},
+                                               {"GITHUB_PATH", github_path.string()},
+                                               {"INPUT_INSTALL_ONLY", "true"}};
+  Step s = run_step(tmp.path(), "install", env);
+  INFO(s.out << s.err);
+  REQUIRE(s.exit_code == 0);
+  const fs::path bin = tmp.path() / "runner" / "gate-bin";
+  CHECK(s.outputs["gate"] == (bin / "gate").string());
+  CHECK(fs::equivalent(bin / "gate", GATE_BINARY));
+  CHECK(slurp(github_path) == bin.string() + "\n");
+  CHECK(has(s.out, "on PATH (" + (bin / "gate").string() + ")"));
+  // A later step finds it by name, as a workflow's `run: gate compare …` does.
+  const std::string later = "PATH=" + quoted(bin.string()) + ":/usr/bin:/bin gate --version >" +
+                            quoted((tmp.path() / "version.out").string());
+  CHECK(std::system(later.c_str()) == 0);
+  CHECK(has(slurp(tmp.path() / "version.out"), "gate "));
+
+  std::map<std::string, std::string> bad = env;
+  bad["INPUT_INSTALL_ONLY"] = "yes";
+  Step b = run_step(tmp.path(), "install", bad);
+  CHECK(b.exit_code == 2);
+  CHECK(has(b.err, "install-only: expected true or false, got \"yes\""));
+  bad["INPUT_INSTALL_ONLY"] = "false";
+  bad["GATE_BIN"] = (tmp.path() / "no-such-gate").string();
+  b = run_step(tmp.path(), "install", bad);
+  CHECK(b.exit_code == 2);
+  CHECK(has(b.err, "no gate binary at"));
+}
+
+TEST_CASE("action.yml: with install-only, every step after the install is skipped") {
+  const std::string action = slurp(source_dir() / "action.yml");
+  const std::size_t install_at = action.find("\n    - name: Put gate on PATH\n");
+  REQUIRE(install_at != std::string::npos);
+  CHECK(has(action.substr(install_at, action.find("\n    - name:", install_at + 1) - install_at),
+            "INPUT_INSTALL_ONLY: ${{ inputs.install-only }}"));
+  int after = 0;
+  for (std::size_t at = action.find("\n    - name:", install_at + 1); at != std::string::npos; ++after) {
+    const std::size_t next = action.find("\n    - name:", at + 1);
+    const std::string step = action.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    INFO(step);
+    CHECK(std::regex_search(step, std::regex("\n      if: [^\n]*inputs\\.install-only != 'true'")));
+    at = next;
+  }
+  CHECK(after == 4); // check, comment, upload, enforce
+}
+
+// The build fallback as action.yml runs it when fetch finds no release:
+// deps, cache-key, build, install, then check with the binary it built. A
+// cold build of gate takes minutes (about 535 CPU-seconds), more than CI's
+// budget, so the build step gets the tests' own build directory, already
+// built, as a warm actions/cache hit restores one: .ci/build configures it
+// again (with the build type and GATE_PORTABLE it was made with, so nothing
+// changes) and brings the gate target up to date. The cold compile is the
+// same .ci/build that .ci/run starts with.
+TEST_CASE("fallback: no release (404) builds gate with the action's own steps, and the check runs that build" *
+          doctest::skip(!have_node() || !debian12())) {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "releases");
+  ReleaseServer server(tmp.path() / "releases");
+  const fs::path build_dir = fs::path(GATE_BINARY).parent_path();
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
+                                         {"RUNNER_TEMP", (tmp.path() / "runner").string()},
+                                         {"GATE_BIN", ""}, {"GATE_BUILD_DIR", build_dir.string()},
+                                         {"GATE_BUILD_TYPE", cmake_cache_value(build_dir, "CMAKE_BUILD_TYPE")},
+                                         {"GATE_PORTABLE", cmake_cache_value(build_dir, "GATE_PORTABLE")}};
+  Step fetch = run_step(tmp.path(), "fetch", env);
+  INFO(fetch.out << fetch.err);
+  REQUIRE(fetch.outputs["source"] == "build");
+
+  Step deps = run_step(tmp.path(), "deps", env);
+  INFO(deps.out << deps.err);
+  CHECK(deps.exit_code == 0);
+
+  Step key = run_step(tmp.path(), "cache-key", env);
+  struct utsname u {};
+  ::uname(&u);
+  CHECK(std::regex_match(key.outputs["key"],
+                         std::regex(std::string("gate-build-Linux-") + u.machine + "-[0-9a-f]{16}")));
+  CHECK(run_step(tmp.path(), "cache-key", env).outputs["key"] == key.outputs["key"]);
+
+  Step build = run_step(tmp.path(), "build", env);
+  INFO(build.out << build.err);
+  REQUIRE(build.exit_code == 0);
+  CHECK(has(build.out, "Built target gate"));
+  // The tests' targets survive: the build step configures none away.
+  CHECK(cmake_cache_value(build_dir, "GATE_BUILD_TESTS") == "ON");
+
+  Step install = run_step(tmp.path(), "install", env);
+  INFO(install.out << install.err);
+  REQUIRE(install.exit_code == 0);
+  CHECK(fs::equivalent(install.outputs["gate"], build_dir / "gate"));
+
+  copy_demo(tmp.path());
+  env["GATE_BIN"] = install.outputs["gate"];
+  env["INPUT_CONFIG"] = "demo/gate.yaml";
+  env["INPUT_BASELINE"] = k_baseline;
+  env["INPUT_MODE"] = "replay-only";
+  Step check = run_step(tmp.path(), "check", env);
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+  CHECK(check.outputs["verdict"] == "pass");
+}
+
+// Workflows that work when copied (issue 16 item 5): a placeholder, or a
+// script that only this repository has, fails a user's first run.
+TEST_CASE("the docs and the example workflows name the real action: the project's path at a version tag") {
+  std::smatch m;
+  const std::string cmake = slurp(source_dir() / "CMakeLists.txt");
+  REQUIRE(std::regex_search(cmake, m, std::regex(R"(HOMEPAGE_URL https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))")));
+  const std::string repository = m[1]; // the one place the path is defined
+
+  std::vector<fs::path> docs{source_dir() / "README.md", source_dir() / "ARCHITECTURE.md", source_dir() / "action.yml"};
+  for (const auto& dir : {source_dir() / "docs", source_dir() / "examples", source_dir() / "action",
+                          source_dir() / ".github"})
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file()) docs.push_back(e.path());
+  const std::regex uses(R"(uses: *([A-Za-z0-9_.<>-]+/gate)@([^\s`'"]+))");
+  std::map<std::string, int> uses_in;
+  for (const auto& file : docs) {
+    const std::string text = slurp(file);
+    const std::string name = fs::relative(file, source_dir()).string();
+    INFO(name);
+    CHECK_FALSE(has(text, "your-org"));
+    CHECK_FALSE(has(text, "<owner>/gate"));
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), uses); it != std::sregex_iterator(); ++it) {
+      INFO((*it)[0]);
+      CHECK((*it)[1] == repository);
+      CHECK(std::regex_match((*it)[2].str(), std::regex(R"(v[0-9]+|v[0-9]+\.[0-9]+\.[0-9]+|vX\.Y\.Z)")));
+      ++uses_in[name];
+    }
+    // An example is copied into another repository, where .ci/ does not exist.
+    if (name.rfind("examples/", 0) == 0) CHECK_FALSE(has(text, ".ci/"));
+  }
+  for (const char* name : {"README.md", "docs/ci.md", "examples/workflows/pr-gate.yml",
+                           "examples/workflows/sharded.yml", "examples/workflows/fork-commenter.yml"}) {
+    INFO(name);
+    CHECK(uses_in[name] >= 1);
+  }
 }

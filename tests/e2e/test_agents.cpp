@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 #include "harness.hpp"
@@ -53,7 +54,8 @@ std::size_t entries(const fs::path& dir) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
-const boost::json::object& run_of(const boost::json::value& report, const std::string& task,
+// string_view, as in json::as_object: g++ 13+ -Wdangling-reference.
+const boost::json::object& run_of(const boost::json::value& report, std::string_view task,
                                   std::size_t run = 0) {
   for (const auto& t : report.at("tasks").as_array())
     if (t.at("id").as_string() == task) return t.at("runs").as_array().at(run).as_object();

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/compare/compare.hpp>
@@ -99,7 +100,8 @@ inline Report report(std::vector<Task> tasks) {
 
 inline std::string id(int i) { return (i < 10 ? "t0" : "t") + std::to_string(i); }
 
-inline const MetricRow& row(const Verdict& v, const std::string& key) {
+// string_view, as in json::as_object: g++ 13+ -Wdangling-reference.
+inline const MetricRow& row(const Verdict& v, std::string_view key) {
   auto it =
       std::find_if(v.metrics.begin(), v.metrics.end(), [&](const MetricRow& r) { return r.key == key; });
   REQUIRE(it != v.metrics.end());

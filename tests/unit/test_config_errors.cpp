@@ -18,7 +18,10 @@ TEST_CASE("YAML syntax errors carry yaml-cpp's mark, 1-based") {
         "gate.yaml:4:5: YAML syntax error: end of map flow not found");
   // Line 5 " runs: 3" is indented by one space, less than the map above it.
   CHECK(load_error(k_minimal + " runs: 3\n") == "gate.yaml:5:2: YAML syntax error: end of map not found");
-  CHECK(load_error("a: *x\n") == "gate.yaml:1:4: YAML syntax error: the referenced anchor is not defined");
+  // yaml-cpp 0.8 (Debian 13) names the anchor; 0.7 does not.
+  const std::string anchor = load_error("a: *x\n");
+  CHECK((anchor == "gate.yaml:1:4: YAML syntax error: the referenced anchor is not defined" ||
+         anchor == "gate.yaml:1:4: YAML syntax error: the referenced anchor is not defined: x"));
   // The quote opens at column 9 of "  name: \"m" and never closes; yaml-cpp
   // alone would take "m " as the value.
   CHECK(load_error("suite:\n  path: s\nmodel:\n  name: \"m\n") ==

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/rank/rank.hpp>
@@ -48,7 +49,8 @@ rank::Options options(const std::string& anchor, std::int64_t boot = 200, std::u
   return o;
 }
 
-const rank::StrategyResult& find(const Ranking& r, const std::string& name) {
+// string_view, as in json::as_object: g++ 13+ -Wdangling-reference.
+const rank::StrategyResult& find(const Ranking& r, std::string_view name) {
   for (const auto& s : r.strategies)
     if (s.name == name) return s;
   FAIL("no strategy " << name);
