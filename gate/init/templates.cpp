@@ -74,10 +74,7 @@ permissions:
 jobs:
   gate:
     runs-on: ubuntu-latest
-    # gate builds with Debian 12's packages.
-    container: debian:12
     steps:
-      - run: apt-get update && apt-get install -y --no-install-recommends git ca-certificates
       - uses: actions/checkout@v4
       - name: Restore the response cache
         uses: actions/cache/restore@v4
@@ -87,13 +84,13 @@ jobs:
           restore-keys: gate-cache-
       - name: Gate the pull request (replay-only)
         if: github.event_name == 'pull_request'
-        uses: your-org/gate@v1
+        uses: gate-eval/gate@v0
         with:
           config: gate.yaml
           mode: replay-only
       - name: Record what is missing, then gate main
         if: github.event_name == 'push'
-        uses: your-org/gate@v1
+        uses: gate-eval/gate@v0
         env:
           @KEY_ENV@: ${{ secrets.@KEY_ENV@ }}
         with:
