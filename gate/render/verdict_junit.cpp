@@ -99,6 +99,29 @@ std::string task_case(const TaskDiff& t) {
   return out + ">\n      <system-out>" + body + "</system-out>\n    </testcase>\n";
 }
 
+// The confirmation runs as one test case: a failure when they confirmed a
+// regression (the gate failed on them alone, so a reader counting failures
+// must see it), skipped when replay-only could not make them.
+std::string confirmation_case(const compare::Confirmation& c) {
+  using State = compare::Confirmation::State;
+  std::string body;
+  for (const auto& t : c.tasks)
+    body += t.id + ": baseline " + std::to_string(t.baseline_passed) + "/" + std::to_string(t.baseline_runs) +
+            ", current " + std::to_string(t.current_passed) + "/" + std::to_string(t.current_runs) +
+            (t.worse ? " (worse)" : "") + "\n";
+  body += "p " + p_text(c.p_value) + ", level " + p_text(c.level) + "; " + std::to_string(c.calls) +
+          " of at most " + std::to_string(c.max_calls) + " calls\n";
+  std::string out = "    <testcase classname=\"gate\" name=\"confirmation\">\n      ";
+  if (c.state == State::confirmed)
+    out += "<failure type=\"confirmed\" message=\"fresh runs on both sides confirm the regression\">" +
+           xml_text(body) + "</failure>";
+  else if (c.state == State::needs_calls)
+    out += "<skipped message=\"" + xml_escape("not run: replay-only; record with " + c.command) + "\"/>";
+  else
+    out += "<system-out>" + xml_text("dismissed as noise\n" + body) + "</system-out>";
+  return out + "\n    </testcase>\n";
+}
+
 } // namespace
 
 std::string verdict_junit(const Verdict& v) {
@@ -107,19 +130,24 @@ std::string verdict_junit(const Verdict& v) {
     failures += r.failed;
   for (const TaskDiff& t : v.tasks)
     failures += t.regressed;
+  const bool confirmed = v.confirmation && v.confirmation->state == compare::Confirmation::State::confirmed;
+  const bool unconfirmed =
+      v.confirmation && v.confirmation->state == compare::Confirmation::State::needs_calls;
+  failures += confirmed;
   // A verdict that could not measure, or could not decide, is one more
   // test case: a JUnit reader must never see "all passed" for it.
   const bool unmeasured = v.status == compare::Status::unmeasured;
   const bool inconclusive = v.status == compare::Status::inconclusive;
-  const std::size_t tests = v.metrics.size() + v.tasks.size() + (unmeasured || inconclusive ? 1 : 0);
+  const std::size_t tests =
+      v.metrics.size() + v.tasks.size() + (unmeasured || inconclusive ? 1 : 0) + (v.confirmation ? 1 : 0);
   std::string counts = " tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
                        "\" errors=\"" + (unmeasured ? "1" : "0") + "\"";
   std::string out;
   out.reserve(2048 + v.tasks.size() * 512);
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"gate\"" + counts + ">\n";
-  out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"" + (inconclusive ? "1" : "0") +
-         "\">\n    <properties>\n";
+  out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"" +
+         std::to_string((inconclusive ? 1 : 0) + (unconfirmed ? 1 : 0)) + "\">\n    <properties>\n";
   auto property = [&](const char* name, const std::string& value) {
     out += "      <property name=\"" + std::string(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
   };
@@ -142,6 +170,7 @@ std::string verdict_junit(const Verdict& v) {
     out += metric_case(r);
   for (const TaskDiff& t : v.tasks)
     out += task_case(t);
+  if (v.confirmation) out += confirmation_case(*v.confirmation);
   if (!v.reasons.empty() || !v.warnings.empty()) {
     std::string text;
     for (const auto& r : v.reasons)

@@ -88,10 +88,10 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   CHECK(after_plain == before + 45);
 
   // With it: 5 tasks × 3 runs × 2 sides, all fresh (new replica indexes).
-  Result confirmed =
-      run_gate({"check", "--config", config.string(), "--out", "cur", "--quiet", "--confirm", "3", "--json",
-                "cur/verdict.json", "--markdown", "cur/verdict.md", "--html", "cur/verdict.html"},
-               tmp.path(), k_key);
+  Result confirmed = run_gate({"check", "--config", config.string(), "--out", "cur", "--quiet", "--confirm",
+                               "3", "--json", "cur/verdict.json", "--markdown", "cur/verdict.md", "--html",
+                               "cur/verdict.html", "--junit", "cur/verdict.xml"},
+                              tmp.path(), k_key);
   INFO(confirmed.out << confirmed.err);
   CHECK(confirmed.exit_code == 1);
   CHECK(has(confirmed.out, "❌ gate failed"));
@@ -116,6 +116,14 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   const std::string html = slurp(tmp.path() / "cur" / "verdict.html");
   CHECK(has(html, "<section id=\"gate-confirmation\">"));
   CHECK(has(html, "<strong>Confirmed</strong>: 5 tasks"));
+  // A JUnit reader counts the failure the confirmation found: no row or task failed on its own.
+  const std::string xml = slurp(tmp.path() / "cur" / "verdict.xml");
+  CHECK(has(xml, "<testsuites name=\"gate\" tests=\""));
+  CHECK(has(xml, "failures=\"1\""));
+  CHECK(has(xml, "<testcase classname=\"gate\" name=\"confirmation\">"));
+  CHECK(has(xml, "<failure type=\"confirmed\""));
+  CHECK(has(xml, "t01: baseline 3/3, current 0/3 (worse)"));
+  CHECK(has(xml, "p &lt;0.001"));
 
   // The same check, replay-only and without a key: every run is recorded.
   const auto recorded = upstream.requests();
@@ -152,6 +160,8 @@ TEST_CASE(
   CHECK(has(listed.out, "⚠ gate inconclusive"));
   CHECK(has(listed.out, "task \"t01\" baseline run 3"));
   CHECK(has(listed.out, "GATE_CONFIRM_KEY=… gate check --config"));
+  const std::string skipped = slurp(tmp.path() / "o1" / "verdict.xml");
+  CHECK(has(skipped, "<skipped message=\"not run: replay-only; record with GATE_CONFIRM_KEY="));
 
   // No key in replay mode: the fresh calls cannot be made, and it says so.
   Result no_key = run_gate({"check", "--config", config.string(), "--out", "o2", "--confirm", "2", "--quiet"},
