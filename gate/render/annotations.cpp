@@ -124,6 +124,20 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
   if (v.status == compare::Status::unmeasured)
     for (const auto& r : v.reasons)
       out += error + escape_command_data(clean("could not measure: " + r)) + "\n";
+  if (v.confirmation && v.confirmation->state == compare::Confirmation::State::confirmed) {
+    // The gate may fail on the confirmation alone, with no row or task failed.
+    const compare::Confirmation& c = *v.confirmation;
+    std::string worse;
+    std::size_t named = 0;
+    for (const auto& t : c.tasks)
+      if (t.worse && named++ < k_max_task_annotations) worse += (worse.empty() ? "" : ", ") + t.id;
+    char level[32];
+    std::snprintf(level, sizeof level, "%.3f", c.level);
+    out += error +
+           escape_command_data(clean("confirmed by fresh runs on both sides (" + p_text(c.p_value) +
+                                     ", level " + level + "): worse on " + worse)) +
+           "\n";
+  }
   if (v.status == compare::Status::inconclusive && v.on_inconclusive != "pass") {
     const std::string level =
         v.on_inconclusive == "fail" ? error : "::warning title=" + escape_command_property("gate") + "::";

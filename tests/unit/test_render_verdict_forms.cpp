@@ -293,6 +293,24 @@ TEST_CASE("annotations: the task lines are capped, the rest counted") {
   CHECK(out.find("::error title=gate::… and 10 more regressed tasks") != std::string::npos);
 }
 
+TEST_CASE("annotations: a confirmed regression is an error even when no row or task failed") {
+  Verdict v;
+  v.status = gate::compare::Status::failed;
+  gate::compare::Confirmation c;
+  c.state = gate::compare::Confirmation::State::confirmed;
+  c.p_value = 0.0025;
+  c.level = 0.05 / 3;
+  c.tasks = {{"a\n::set-output x", 3, 3, 0, 3, true}, {"b", 2, 3, 2, 3, false}};
+  v.confirmation = c;
+  const std::string out = render::github_annotations(v, k_token);
+  CHECK(out.find("::error title=gate::confirmed by fresh runs on both sides (p=0.003, level 0.017): worse on "
+                 "a%0A::set-output x\n") != std::string::npos);
+  // Dismissed: nothing to annotate.
+  v.confirmation->state = gate::compare::Confirmation::State::dismissed;
+  v.status = gate::compare::Status::passed;
+  CHECK(render::github_annotations(v, k_token).find("confirmed") == std::string::npos);
+}
+
 TEST_CASE("annotations: the stop token is random and checked") {
   std::string a = render::random_stop_token(), b = render::random_stop_token();
   CHECK(a.size() == 32);
