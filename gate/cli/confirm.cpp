@@ -28,6 +28,7 @@ struct Made {
   std::map<std::string, results::Task> tasks; // by id
   std::vector<run::Miss> misses;
   std::int64_t calls = 0, tokens = 0;
+  bool tokens_known = true; // every fresh call reported its usage
 };
 
 void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store* store, LazyClient& client,
@@ -61,6 +62,7 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
         if (!r.cache_hit) {
           ++made.calls;
           made.tokens += r.prompt_tokens + r.completion_tokens;
+          made.tokens_known = made.tokens_known && r.usage_known;
         }
         made.calls += r.judge_calls - r.judge_cache_hits;
       }
@@ -185,7 +187,10 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
   for (const compare::ConfirmPick& p : plan.picks)
     counts.push_back(counts_of(p.id, base_made, cur_made));
   compare::apply_confirmation(v, plan, std::move(counts), ask.runs, ask.max_calls,
-                              base_made.calls + cur_made.calls, base_made.tokens + cur_made.tokens);
+                              base_made.calls + cur_made.calls,
+                              base_made.tokens_known && cur_made.tokens_known
+                                  ? std::optional<std::int64_t>(base_made.tokens + cur_made.tokens)
+                                  : std::nullopt);
   return 0;
 }
 

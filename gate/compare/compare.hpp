@@ -122,11 +122,13 @@ struct Confirmation {
     needs_calls, // replay-only and not recorded: `missing` lists the runs, `command` records them
   };
   State state = State::dismissed;
-  int runs = 0;                      // fresh runs per side per task
-  std::int64_t max_calls = 0;        // the budget
-  std::int64_t planned_calls = 0;    // what the picked tasks may use, at most max_calls
-  std::int64_t calls = 0;            // fresh calls made (replayed ones are free)
-  std::int64_t tokens = 0;           // their tokens
+  int runs = 0;                   // fresh runs per side per task
+  std::int64_t max_calls = 0;     // the budget
+  std::int64_t planned_calls = 0; // what the picked tasks may use, at most max_calls
+  std::int64_t calls = 0;         // fresh calls made (replayed ones are free)
+  // Their tokens; absent when a fresh call's provider reported no usage
+  // (never a 0 for "unknown").
+  std::optional<std::int64_t> tokens;
   double p_value = 1;                // stratified exact, one-sided
   double level = 0.05;               // alpha / (gated rows + 1)
   std::vector<ConfirmedTask> tasks;  // the picked tasks, in pick order

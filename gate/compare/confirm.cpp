@@ -156,7 +156,7 @@ double confirmation_level(const Verdict& v) {
 }
 
 void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<ConfirmCounts> fresh, int runs,
-                        std::int64_t max_calls, std::int64_t calls_made, std::int64_t tokens) {
+                        std::int64_t max_calls, std::int64_t calls_made, std::optional<std::int64_t> tokens) {
   Confirmation c;
   c.runs = runs;
   c.max_calls = max_calls;

@@ -88,7 +88,7 @@ double confirmation_level(const Verdict& v);
 // out of the budget. Sets v.confirmation, the status, the exit and the
 // headline.
 void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<ConfirmCounts> fresh, int runs,
-                        std::int64_t max_calls, std::int64_t calls_made, std::int64_t tokens);
+                        std::int64_t max_calls, std::int64_t calls_made, std::optional<std::int64_t> tokens);
 
 // Replay-only: no fresh call is possible. The verdict keeps its status
 // (inconclusive stays inconclusive) and lists the runs that would confirm

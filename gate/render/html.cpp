@@ -252,7 +252,8 @@ void confirmation_section(const compare::Verdict& v, std::string& out) {
                          : "<strong>Dismissed as noise</strong>") +
          ": " + std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
          " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
-         std::to_string(c.max_calls) + " calls, " + std::to_string(c.tokens) + " tokens.</p>\n";
+         std::to_string(c.max_calls) + " calls, " +
+         (c.tokens ? std::to_string(*c.tokens) : std::string("n/a")) + " tokens.</p>\n";
   out += "<table>\n<thead><tr><th>Task</th><th>Baseline (fresh)</th><th>Current (fresh)</th><th></th></tr>"
          "</thead>\n<tbody>\n";
   for (const auto& t : c.tasks)

@@ -177,7 +177,10 @@ void confirmation(const compare::Confirmation& c, std::string& out) {
   o.integer("max_calls", c.max_calls);
   o.integer("planned_calls", c.planned_calls);
   o.integer("calls", c.calls);
-  o.integer("tokens", c.tokens);
+  if (c.tokens)
+    o.integer("tokens", *c.tokens);
+  else
+    o.key("tokens") += "null";
   o.num("p_value", c.p_value);
   o.num("level", c.level);
   lines(c.tasks, confirmed_task, o.key("tasks"));

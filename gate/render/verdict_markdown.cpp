@@ -420,7 +420,8 @@ void confirmation(const Verdict& v, Budget& b) {
       std::string(c.state == State::confirmed ? "**Confirmed**" : "**Dismissed as noise**") + ": " +
       std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
       " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
-      std::to_string(c.max_calls) + " calls, " + std::to_string(c.tokens) + " tokens" +
+      std::to_string(c.max_calls) + " calls, " + (c.tokens ? std::to_string(*c.tokens) : std::string("n/a")) +
+      " tokens" +
       (c.left_out.empty() ? "" : "; " + std::to_string(c.left_out.size()) + " tasks left out of the budget") +
       ".\n\n";
   s.head = "| Task | Baseline (fresh) | Current (fresh) | |\n|---|---:|---:|---|\n";

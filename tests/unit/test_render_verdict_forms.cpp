@@ -12,6 +12,7 @@
 #include <gate/render/annotations.hpp>
 #include <gate/render/verdict_json.hpp>
 #include <gate/render/verdict_junit.hpp>
+#include <gate/render/verdict_markdown.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -309,6 +310,25 @@ TEST_CASE("annotations: a confirmed regression is an error even when no row or t
   v.confirmation->state = gate::compare::Confirmation::State::dismissed;
   v.status = gate::compare::Status::passed;
   CHECK(render::github_annotations(v, k_token).find("confirmed") == std::string::npos);
+}
+
+TEST_CASE("confirmation tokens: unknown usage is n/a and null, never 0") {
+  Verdict v;
+  gate::compare::Confirmation c;
+  c.state = gate::compare::Confirmation::State::dismissed;
+  c.runs = 3;
+  c.calls = 12;
+  c.tasks = {{"a", 2, 3, 2, 3, false}};
+  v.confirmation = c;
+  auto json_tokens = [&] {
+    return boost::json::parse(render::verdict_json(v)).at("confirmation").at("tokens");
+  };
+  CHECK(json_tokens().is_null());
+  CHECK(render::verdict_markdown(v, {65536, "r.json"}).find("12 of at most 0 calls, n/a tokens") !=
+        std::string::npos);
+  v.confirmation->tokens = 0; // replayed confirmation runs: no fresh call, truly 0
+  CHECK(json_tokens().as_int64() == 0);
+  CHECK(render::verdict_markdown(v, {65536, "r.json"}).find("calls, 0 tokens") != std::string::npos);
 }
 
 TEST_CASE("annotations: the stop token is random and checked") {
