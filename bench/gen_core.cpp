@@ -111,7 +111,7 @@ CoreSummary write_core(const fs::path& dir, const CoreOptions& o) {
 
   // Read everything back the way `gate run` does.
   config::Config cfg = config::load(dir / "gate.yaml");
-  config::resolve_defaults(cfg);
+  config::resolve_defaults(cfg, gate::Environment{});
   const suite::Suite s = suite::load(cfg.suite, cfg.suite_version);
   if (s.cases.size() != o.tasks)
     throw Error(Exit::bad_input, "the written suite reads back with " + std::to_string(s.cases.size()) +

@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
     cfg.model.api_key_env = "GATE_BENCH_PROXY_UNSET_KEY"; // replay-only never calls it
     cfg.cache.dir = dir;
     cfg.cache.mode = gate::config::CacheMode::replay_only;
-    gate::proxy::Server proxy(cfg);
+    gate::proxy::Server proxy(cfg, gate::Environment{});
     proxy.start(0, threads);
 
     std::vector<double> direct = latencies(upstream.port(), "/v1/chat/completions", lat_calls);

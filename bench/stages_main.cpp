@@ -142,7 +142,7 @@ int run(int argc, char** argv) {
                       cfg = config::load(argv[1]);
                       cfg.cache.mode = config::CacheMode::replay_only;
                       cfg.cache.mode_set = true;
-                      config::resolve_defaults(cfg);
+                      config::resolve_defaults(cfg, gate::Environment{});
                     })});
   const fs::path out_dir = argc == 4 ? fs::path(argv[3]) : cfg.outputs.dir / "stages";
   fs::create_directories(out_dir);

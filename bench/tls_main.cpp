@@ -45,7 +45,7 @@ Figures measure(double latency_ms, int calls, int concurrency, const gate::testi
   m.ca_file = ca_file;
   m.max_retries = 0;
   m.timeout_s = 60;
-  auto client = gate::net::make_http_client(m);
+  auto client = gate::net::make_http_client(m, gate::environment_of({{"GATE_BENCH_TLS_KEY", "sk-bench-not-a-real-key"}}));
   client->expect_workers(concurrency);
   const gate::model::ApiCall call{"openai", gate::model::endpoint_path(m),
                                   gate::model::build_request(m, "", {{"user", "one benchmark question"}})};
@@ -90,9 +90,6 @@ int main(int argc, char** argv) {
     const int concurrency = arg(argc, argv, "--concurrency", 16);
     const int lat_calls = arg(argc, argv, "--latency-calls", 5000);
     const int lat_concurrency = arg(argc, argv, "--latency-concurrency", 64);
-    setenv("GATE_BENCH_TLS_KEY", "sk-bench-not-a-real-key", 1);
-    unsetenv("HTTPS_PROXY");
-    unsetenv("https_proxy");
 
     auto ca = gate::testing::make_test_ca();
     auto cert = gate::testing::issue_server_cert(ca, {"localhost"}, {"127.0.0.1"});

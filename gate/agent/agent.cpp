@@ -1,9 +1,7 @@
 #include <gate/agent/agent.hpp>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
-#include <mutex>
 #include <unistd.h>
 
 #include <gate/agent/checks.hpp>
@@ -21,16 +19,15 @@ std::string var_name(std::string_view entry) { return std::string(entry.substr(0
 // argv[0] with a '/' but relative names a program shipped with the suite;
 // a bare name is looked up in PATH, then next to the gate binary (so the
 // example agent built with gate runs from the build directory as is).
-std::vector<std::string> resolve_command(std::vector<std::string> argv,
-                                         const std::filesystem::path& suite_dir) {
+std::vector<std::string> resolve_command(std::vector<std::string> argv, const std::filesystem::path& suite_dir,
+                                         const std::string& path) {
   std::string& program = argv.front();
   if (program.find('/') != std::string::npos) {
     if (program.front() != '/')
       program = std::filesystem::absolute(suite_dir / program).lexically_normal().string();
     return argv;
   }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "";
+  std::string_view dirs = path;
   while (!dirs.empty()) {
     std::string_view dir = dirs.substr(0, dirs.find(':'));
     dirs.remove_prefix(std::min(dirs.size(), dir.size() + 1));
@@ -62,17 +59,15 @@ std::string run_seed(const config::Config& cfg, int run) {
   return std::to_string(cfg.model.seed.value_or(0) + run);
 }
 
-std::vector<std::string> agent_env(const char* const* parent, const config::Config& cfg,
+std::vector<std::string> agent_env(const Environment& parent, const config::Config& cfg,
                                    const std::string& base_url, const std::string& task_id, int run,
                                    const std::string& seed) {
-  const char* real = std::getenv(cfg.model.api_key_env.c_str());
-  const std::string key = real != nullptr ? real : "";
+  const std::string key = parent.get(cfg.model.api_key_env);
   static const std::vector<std::string> k_ours = {"OPENAI_BASE_URL",   "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
                                                   "ANTHROPIC_API_KEY", "GATE_TASK_ID",       "GATE_RUN",
                                                   "GATE_SEED"};
   std::vector<std::string> env;
-  for (const char* const* e = parent; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
+  for (const std::string& entry : parent.entries) {
     const std::string name = var_name(entry);
     if (name == cfg.model.api_key_env) continue;
     if (std::find(k_ours.begin(), k_ours.end(), name) != k_ours.end()) continue;
@@ -91,11 +86,6 @@ std::vector<std::string> agent_env(const char* const* parent, const config::Conf
 }
 
 JobResult run_job(const Job& job, results::Run& out) {
-  // Writing a child's stdin after it closed it must be an EPIPE, not the
-  // end of gate; children get default dispositions back (process.cpp).
-  static std::once_flag sigpipe;
-  std::call_once(sigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });
-
   JobResult res;
   const suite::Case& c = *job.task;
   const suite::AgentSpec& spec = *c.agent;
@@ -110,9 +100,9 @@ JobResult run_job(const Job& job, results::Run& out) {
   try {
     if (!spec.input_file.empty()) write_inside(work, spec.input_file, input);
     ProcessSpec ps;
-    ps.argv = resolve_command(spec.command, job.suite->dir);
+    ps.argv = resolve_command(spec.command, job.suite->dir, job.env->get("PATH"));
     ps.cwd = work;
-    ps.env = agent_env(::environ, *job.config, job.tap->base_url(c.id, job.run), c.id, job.run,
+    ps.env = agent_env(*job.env, *job.config, job.tap->base_url(c.id, job.run), c.id, job.run,
                        run_seed(*job.config, job.run));
     ps.stdin_text = spec.input_file.empty() ? input : "";
     ps.timeout_s = spec.timeout_s;

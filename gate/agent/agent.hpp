@@ -9,19 +9,20 @@
 #include <gate/config/config.hpp>
 #include <gate/results/results.hpp>
 #include <gate/suite/suite.hpp>
+#include <gate/util/environment.hpp>
 
 namespace gate::agent {
 
 // The dummy key agents get instead of the real one (the proxy adds that).
 inline constexpr std::string_view k_dummy_key = "gate-dummy-key";
 
-// The agent's environment: the parent's `environ`, sorted, minus every
+// The agent's environment: gate's own (`parent`), sorted, minus every
 // variable that holds the real key (the one named by model.api_key_env,
 // any other whose value contains that key, OPENAI_API_KEY and
 // ANTHROPIC_API_KEY) and minus the variables set here: OPENAI_BASE_URL and
 // ANTHROPIC_BASE_URL = `base_url`, OPENAI_API_KEY and ANTHROPIC_API_KEY =
 // the dummy key, GATE_TASK_ID, GATE_RUN, GATE_SEED.
-std::vector<std::string> agent_env(const char* const* parent, const config::Config& cfg,
+std::vector<std::string> agent_env(const Environment& parent, const config::Config& cfg,
                                    const std::string& base_url, const std::string& task_id, int run,
                                    const std::string& seed);
 
@@ -37,6 +38,7 @@ struct Job {
   std::filesystem::path workdir_root; // "" = the system temp dir
   bool keep_workdir = false;
   const std::atomic<bool>* stop = nullptr;
+  const Environment* env = nullptr; // gate's environment, which the agent's is made from
 };
 
 struct JobResult {

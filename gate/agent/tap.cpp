@@ -49,8 +49,8 @@ std::string encode_segment(const std::string& s) {
 
 // Every agent of the run's workers can wait on the model at once; more
 // threads than that would only sit idle.
-Tap::Tap(const config::Config& cfg)
-    : provider_(cfg.model.provider), threads_(std::clamp(cfg.concurrency, 2, 64)), proxy_(cfg) {
+Tap::Tap(const config::Config& cfg, const Environment& env)
+    : provider_(cfg.model.provider), threads_(std::clamp(cfg.concurrency, 2, 64)), proxy_(cfg, env) {
   proxy_.observe([this](const proxy::Observation& o) { note(o); });
 }
 

@@ -28,7 +28,7 @@ struct ScopeLog {
 // run's trajectory), usage, cache hits and replay-only misses.
 class Tap {
 public:
-  explicit Tap(const config::Config& cfg);
+  Tap(const config::Config& cfg, const Environment& env);
   ~Tap();
   Tap(const Tap&) = delete;
   Tap& operator=(const Tap&) = delete;

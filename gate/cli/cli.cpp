@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <boost/program_options/errors.hpp>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <sys/prctl.h>
 
 #include <gate/cli/commands.hpp>
+#include <gate/cli/common.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/terminal.hpp>
@@ -141,6 +143,12 @@ int main(int argc, char** argv) {
   // the command (agent/tree.hpp). Without it they are still followed
   // through /proc while their command runs.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // A write to a pipe or socket whose reader left (an agent that closed its
+  // stdin, a client of the proxy that hung up) must be an EPIPE the writer
+  // handles, not the end of gate. Children get default dispositions back
+  // (agent/process.cpp).
+  std::signal(SIGPIPE, SIG_IGN);
+  process_env();
   return checked_stdout(run(Args(argv + 1, argv + argc)));
 }
 

@@ -19,10 +19,7 @@ namespace {
 
 constexpr std::size_t k_short_reasons = 20;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
+std::string env(const char* name) { return process_env().get(name); }
 
 // Where the full verdict is: the workflow run's page when known.
 std::string artifact_hint() {
@@ -83,7 +80,7 @@ int cmd_comment(const Args& args) {
 
   std::optional<std::int64_t> pr;
   if (vm.count("pr")) pr = vm["pr"].as<std::int64_t>();
-  const github::Target target = github::target_from_env(pr);
+  const github::Target target = github::target_from_env(process_env(), pr);
   const std::string mark = github::marker(vm["id"].as<std::string>());
   // The Markdown was redacted when gate wrote it; redact again in case the
   // token is one gate never saw then.
@@ -91,7 +88,7 @@ int cmd_comment(const Args& args) {
   const std::string short_body = short_form(verdict, mark, report);
 
   const github::Posted p = github::upsert_comment(target, mark, body, short_body,
-                                                  [](const net::FetchRequest& r) { return net::fetch(r); });
+                                                  [](const net::FetchRequest& r) { return net::fetch(r, process_env()); });
   const std::string where = target.repo + "#" + std::to_string(target.pr);
   switch (p.outcome) {
   case github::Outcome::forbidden:

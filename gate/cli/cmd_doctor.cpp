@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include <gate/cli/common.hpp>
+#include <gate/net/settings.hpp>
 #include <gate/model/api.hpp>
 #include <gate/net/fetch.hpp>
 #include <gate/net/http_client.hpp>
@@ -58,13 +59,12 @@ struct KeyState {
 };
 
 KeyState check_key(const config::ModelConfig& m) {
-  const char* v = std::getenv(m.api_key_env.c_str());
+  const std::string key = process_env().get(m.api_key_env);
   std::string where = "$" + m.api_key_env + " (key alias " + m.key_alias + ")";
-  if (v == nullptr || *v == '\0') {
+  if (key.empty()) {
     line("FAIL", "key", where + " is not set; export it, or name another variable in model.api_key_env");
     return {};
   }
-  std::string key = v;
   register_secret(key);
   std::string length = std::to_string(key.size()) + " characters";
   bool space = std::any_of(key.begin(), key.end(), [](unsigned char c) { return std::isspace(c) != 0; });
@@ -79,7 +79,7 @@ KeyState check_key(const config::ModelConfig& m) {
 }
 
 void check_proxy(const net::Url& url) {
-  auto proxy = net::proxy_from_env(url.scheme, url.host);
+  auto proxy = net::proxy_for(url.scheme, url.host, net::settings_from(process_env()));
   if (proxy) {
     line("ok", "proxy",
          url.scheme + " to " + url.host + " goes through " + proxy->host + ":" + proxy->port + " (from " +
@@ -88,7 +88,7 @@ void check_proxy(const net::Url& url) {
   }
   std::string set;
   for (const char* v : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"})
-    if (const char* p = std::getenv(v); p != nullptr && *p != '\0')
+    if (!process_env().get(v).empty())
       set += std::string(set.empty() ? "" : ", ") + v;
   if (set.empty())
     line("ok", "proxy", "none set; direct connection");
@@ -99,7 +99,7 @@ void check_proxy(const net::Url& url) {
 // DNS then TCP to the host a connection really goes to (the proxy's, when
 // one is in effect). False when either failed.
 bool check_dns_tcp(const net::Url& url) {
-  auto proxy = net::proxy_from_env(url.scheme, url.host);
+  auto proxy = net::proxy_for(url.scheme, url.host, net::settings_from(process_env()));
   std::string host = proxy ? proxy->host : url.host;
   std::string port = proxy ? proxy->port : url.port;
   std::string bare = host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
@@ -147,8 +147,7 @@ bool check_dns_tcp(const net::Url& url) {
 }
 
 net::Headers auth_headers(const config::ModelConfig& m) {
-  const char* v = std::getenv(m.api_key_env.c_str());
-  std::string key = v == nullptr ? "" : v;
+  const std::string key = process_env().get(m.api_key_env);
   if (m.provider == "anthropic") return {{"x-api-key", key}, {"anthropic-version", "2023-06-01"}};
   return {{"authorization", "Bearer " + key}};
 }
@@ -164,7 +163,7 @@ model::ApiResponse get_models(const config::ModelConfig& m, bool with_key) {
   if (with_key) r.headers = auth_headers(m);
   r.timeout_s = std::min(m.timeout_s, k_step_timeout_s);
   r.ca_file = m.ca_file.string();
-  return net::fetch(r);
+  return net::fetch(r, process_env());
 }
 
 bool check_tls(const net::Url& url, const model::ApiResponse& models) {
@@ -205,7 +204,7 @@ Completion complete(config::ModelConfig m) {
   m.max_tokens = 8;
   m.temperature = 0.0;
   m.timeout_s = std::min(m.timeout_s, 30.0);
-  auto client = net::make_http_client(m);
+  auto client = net::make_http_client(m, process_env());
   model::ApiCall call{m.provider, model::endpoint_path(m),
                       model::build_request(m, "", {{"user", "Reply with the single word OK."}})};
   call.max_tokens = 8;

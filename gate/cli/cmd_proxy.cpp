@@ -37,7 +37,7 @@ int cmd_proxy(const Args& args) {
   config::Config cfg = load_config(vm["config"].as<std::string>(), o);
 
   install_stop_handlers();
-  proxy::Server server(cfg);
+  proxy::Server server(cfg, process_env());
   server.pace_replays(timing);
   server.start(static_cast<unsigned short>(port), threads);
   std::cout << "listening on http://127.0.0.1:" << server.port() << " (cache "

@@ -238,6 +238,7 @@ RunResult run_from_options(const po::variables_map& vm) {
   in.suite = &s;
   in.cases = cases;
   in.config = &cfg;
+  in.env = &process_env();
   in.store = store ? &*store : nullptr;
   std::optional<cache::Store> trusted;
   if (vm.count("trusted-cache")) {

@@ -1,6 +1,7 @@
 #include <gate/cli/common.hpp>
 
 #include <cstdlib>
+#include <unistd.h>
 #include <iostream>
 
 #include <gate/util/error.hpp>
@@ -30,13 +31,17 @@ config::Config load_config(const std::filesystem::path& file, const config::Over
             "complete example)");
   config::Config cfg = config::load(file);
   config::apply(cfg, o);
-  config::resolve_defaults(cfg);
+  config::resolve_defaults(cfg, process_env());
   return cfg;
 }
 
+const Environment& process_env() {
+  static const Environment env = environment_from(::environ);
+  return env;
+}
+
 void register_configured_key(const config::Config& cfg) {
-  if (cfg.model.api_key_env.empty()) return;
-  if (const char* key = std::getenv(cfg.model.api_key_env.c_str()); key != nullptr) register_secret(key);
+  if (!cfg.model.api_key_env.empty()) register_secret(process_env().get(cfg.model.api_key_env));
 }
 
 } // namespace gate::cli

@@ -6,6 +6,7 @@
 
 #include <gate/cli/commands.hpp>
 #include <gate/config/config.hpp>
+#include <gate/util/environment.hpp>
 
 namespace gate::cli {
 
@@ -19,6 +20,11 @@ bool parse_options(const Args& args, const po::options_description& desc, po::va
 // Loads the config named by --config (default gate.yaml) and applies the
 // overrides; a missing default file gets a hint on how to start.
 config::Config load_config(const std::filesystem::path& file, const config::Overrides& o);
+
+// gate's environment, read from the process once, when cli::main starts
+// (before any thread), and passed down from here: nothing below cli/ reads
+// the process environment, and nothing in gate changes it.
+const Environment& process_env();
 
 // Registers the key in the config's model.api_key_env, when it is set, for
 // redaction: a command that never calls the model (analyze, a replay) still

@@ -1,3 +1,4 @@
+#include <gate/cli/common.hpp>
 #include <gate/cli/confirm.hpp>
 
 #include <algorithm>
@@ -38,6 +39,7 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
   for (int first : firsts) {
     run::Inputs in;
     in.config = &cfg;
+    in.env = &process_env();
     in.store = store;
     in.client = [&]() -> model::ModelClient& { return client.get(); };
     in.stop = &stop_requested();

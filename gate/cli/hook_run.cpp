@@ -1,3 +1,4 @@
+#include <gate/cli/common.hpp>
 #include <gate/cli/hook.hpp>
 
 #include <algorithm>
@@ -19,7 +20,6 @@
 #include <gate/util/terminal.hpp>
 #include <gate/util/text.hpp>
 
-extern char** environ;
 
 namespace gate::cli::hook {
 
@@ -32,12 +32,7 @@ constexpr std::size_t k_reasons_shown = 5;
 constexpr double k_check_timeout_s = 24 * 3600; // a replay-only check; the user can interrupt it
 constexpr double k_git_timeout_s = 600;
 
-std::vector<std::string> environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-    env.emplace_back(*e);
-  return env;
-}
+std::vector<std::string> environment() { return process_env().entries; }
 
 agent::ProcessResult git(const fs::path& cwd, std::vector<std::string> args) {
   agent::ProcessSpec spec;

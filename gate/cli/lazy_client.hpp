@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include <gate/cli/common.hpp>
 #include <gate/config/config.hpp>
 #include <gate/model/api.hpp>
 #include <gate/net/http_client.hpp>
@@ -24,7 +25,7 @@ public:
   model::ModelClient& get() {
     std::lock_guard lock(mutex_);
     if (!made_) {
-      client_ = net::make_http_client(model_);
+      client_ = net::make_http_client(model_, process_env());
       made_ = true;
     }
     if (!client_) throw Error(Exit::cannot_run, "the model client could not be made");

@@ -1,3 +1,4 @@
+#include <gate/cli/common.hpp>
 #include <gate/cli/verdict_output.hpp>
 
 #include <cstdlib>
@@ -56,8 +57,8 @@ template <class Render> void write_if(const fs::path& path, Render render) {
 }
 
 void append_step_summary(const std::string& markdown) {
-  const char* path = std::getenv("GITHUB_STEP_SUMMARY");
-  if (path == nullptr || *path == '\0') return;
+  const std::string path = process_env().get("GITHUB_STEP_SUMMARY");
+  if (path.empty()) return;
   std::ofstream out(path, std::ios::app | std::ios::binary);
   if (!out) throw Error(Exit::cannot_run, std::string("cannot append to $GITHUB_STEP_SUMMARY ") + path);
   out << markdown << "\n";
@@ -149,10 +150,9 @@ int emit_verdict(const compare::Verdict& v, const report::Report& baseline, cons
   write_if(files.junit, [&] { return render::verdict_junit(v); });
   write_if(files.html, [&] { return render::verdict_html(v, baseline, current); });
 
-  const char* actions = std::getenv("GITHUB_ACTIONS");
-  if (actions != nullptr && std::string(actions) == "true")
+  if (process_env().get("GITHUB_ACTIONS") == "true")
     std::cout << terminal_safe(render::github_annotations(v, render::random_stop_token()), Newlines::keep);
-  if (std::getenv("GITHUB_STEP_SUMMARY") != nullptr)
+  if (process_env().has("GITHUB_STEP_SUMMARY"))
     append_step_summary(render::verdict_markdown(v, {k_summary_limit - elo.size(), hint}) + elo);
 
   const std::string format = vm.count("format") ? vm["format"].as<std::string>() : "text";

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <gate/util/environment.hpp>
+
 namespace gate::config {
 
 // How the cache is used; see README "Cache modes".
@@ -176,8 +178,8 @@ struct Overrides {
 void apply(Config& cfg, const Overrides& o);
 
 // Resolves the cache mode default: replay-only when CI is set and the key's
-// env var is absent, replay otherwise. Call after apply().
-void resolve_defaults(Config& cfg);
+// variable is absent from `env`, replay otherwise. Call after apply().
+void resolve_defaults(Config& cfg, const Environment& env);
 
 // The effective configuration as YAML-like "key: value  # origin" lines, in
 // key_table() order, then the CLI-only selection when set. Redacted.

@@ -70,12 +70,10 @@ void apply(Config &cfg, const Overrides &o) {
   }
 }
 
-void resolve_defaults(Config &cfg) {
+void resolve_defaults(Config &cfg, const Environment &env) {
   if (cfg.cache.mode_set) return;
-  const char *ci = std::getenv("CI");
   // Only whether the key's variable is set matters; its value is not kept.
-  const char *key = std::getenv(cfg.model.api_key_env.c_str());
-  if (ci != nullptr && *ci != '\0' && (key == nullptr || *key == '\0')) {
+  if (!env.get("CI").empty() && env.get(cfg.model.api_key_env).empty()) {
     cfg.cache.mode = CacheMode::replay_only;
     cfg.origin["cache.mode"] = "default (CI set, no $" + cfg.model.api_key_env + ")";
   } else {

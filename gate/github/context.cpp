@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cctype>
-#include <cstdlib>
 
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
@@ -14,11 +13,6 @@
 namespace gate::github {
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 std::optional<std::int64_t> positive_int(const boost::json::value* v) {
   if (v == nullptr || !v->is_int64() || v->as_int64() < 1) return std::nullopt;
@@ -38,16 +32,16 @@ std::int64_t pr_from_event(std::string_view event_json, const std::string& where
   throw Error(Exit::bad_input, where + ": no pull_request.number (not a pull_request event? pass --pr N)");
 }
 
-Target target_from_env(std::optional<std::int64_t> pr) {
+Target target_from_env(const Environment& env, std::optional<std::int64_t> pr) {
   Target t;
-  t.token = env("GITHUB_TOKEN");
+  t.token = env.get("GITHUB_TOKEN");
   if (t.token.empty()) throw Error(Exit::bad_input, "gate comment: GITHUB_TOKEN is not set");
   register_secret(t.token);
-  t.api_url = env("GITHUB_API_URL");
+  t.api_url = env.get("GITHUB_API_URL");
   if (t.api_url.empty()) t.api_url = "https://api.github.com";
   while (!t.api_url.empty() && t.api_url.back() == '/')
     t.api_url.pop_back();
-  t.repo = env("GITHUB_REPOSITORY");
+  t.repo = env.get("GITHUB_REPOSITORY");
   const std::size_t slash = t.repo.find('/');
   bool repo_ok = slash != std::string::npos && slash > 0 && slash + 1 < t.repo.size() &&
                  t.repo.find('/', slash + 1) == std::string::npos;
@@ -61,7 +55,7 @@ Target target_from_env(std::optional<std::int64_t> pr) {
     if (*pr < 1) throw Error(Exit::bad_input, "gate comment: --pr must be a positive number");
     t.pr = *pr;
   } else {
-    const std::string path = env("GITHUB_EVENT_PATH");
+    const std::string path = env.get("GITHUB_EVENT_PATH");
     if (path.empty())
       throw Error(Exit::bad_input,
                   "gate comment: no PR number (pass --pr N, or run in a pull_request workflow)");

@@ -23,11 +23,11 @@ struct Target {
   std::string token;
 };
 
-// From the environment: GITHUB_API_URL (default https://api.github.com),
+// From `env`: GITHUB_API_URL (default https://api.github.com),
 // GITHUB_REPOSITORY, GITHUB_TOKEN, and the PR number from `pr` or else
 // GITHUB_EVENT_PATH's pull_request.number. The token is registered for
 // redaction. Anything missing or malformed is Error(bad_input) saying what.
-Target target_from_env(std::optional<std::int64_t> pr);
+Target target_from_env(const Environment& env, std::optional<std::int64_t> pr);
 
 // pull_request.number (or number) of a webhook event; Error(bad_input)
 // naming `where` when absent.

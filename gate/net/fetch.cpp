@@ -30,14 +30,14 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
 
 } // namespace
 
-model::ApiResponse fetch(const FetchRequest& r) {
+model::ApiResponse fetch(const FetchRequest& r, const Environment& env) {
   http::verb method = http::string_to_verb(r.method);
   if (method == http::verb::unknown || method == http::verb::connect)
     throw_bad_input("fetch: unsupported HTTP method \"" + redact(r.method) + "\"");
   auto [origin, target] = split_url(r.url);
   HttpOptions options;
   double timeout_s = r.timeout_s > 0 ? r.timeout_s : 30.0;
-  detail::Transport transport(origin, r.ca_file, options, "the request");
+  detail::Transport transport(origin, r.ca_file, options, settings_from(env), "the request");
   // The target already holds the whole path: parse_url kept no prefix.
   detail::Request req = transport.make_request(method, target);
   for (const auto& [name, value] : r.headers) {

@@ -89,8 +89,8 @@ LimiterOptions limiter_options(const config::ModelConfig& m) {
 
 class HttpClient final : public model::ModelClient {
 public:
-  HttpClient(const config::ModelConfig& m, std::string key, const HttpOptions& o)
-      : provider_(m.provider), key_(std::move(key)), transport_(m.base_url, m.ca_file, o, "the API key"),
+  HttpClient(const config::ModelConfig& m, std::string key, const Settings& settings, const HttpOptions& o)
+      : provider_(m.provider), key_(std::move(key)), transport_(m.base_url, m.ca_file, o, settings, "the API key"),
         timeout_s_(m.timeout_s > 0 ? m.timeout_s : 60.0), max_retries_(std::max(0, m.max_retries)),
         rate_limit_budget_s_(std::min(o.rate_limit_budget_s, m.rate_limit_wait_s)),
         last_unlimited_(Mono::now().time_since_epoch().count()), limiter_(limiter_options(m), clock_) {}
@@ -244,20 +244,19 @@ private:
 
 } // namespace
 
-std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m,
+std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m, const Environment& env,
                                                      const HttpOptions& options) {
-  const char* env = m.api_key_env.empty() ? nullptr : std::getenv(m.api_key_env.c_str());
-  if (env == nullptr || *env == '\0')
+  std::string key = m.api_key_env.empty() ? std::string() : env.get(m.api_key_env);
+  if (key.empty())
     throw_cannot_run("no API key: environment variable " + m.api_key_env + " is not set (key alias " +
                      m.key_alias + ")");
-  std::string key = env;
   register_secret(key);
   // A newline in the key would let it split the request's headers.
   for (unsigned char c : key)
     if (c < 0x20 || c == 0x7f)
       throw_cannot_run("the API key in environment variable " + m.api_key_env + " (key alias " + m.key_alias +
                        ") contains a control character");
-  return std::make_unique<HttpClient>(m, std::move(key), options);
+  return std::make_unique<HttpClient>(m, std::move(key), settings_from(env), options);
 }
 
 } // namespace gate::net

@@ -10,6 +10,7 @@
 
 #include <gate/config/config.hpp>
 #include <gate/model/api.hpp>
+#include <gate/util/environment.hpp>
 
 namespace gate::net {
 
@@ -33,17 +34,18 @@ struct HttpOptions {
 // An HTTP/1.1 ModelClient on Boost.Beast and OpenSSL: base URL
 // "https://host:port/prefix" (verify_peer, SNI, host-name check, trust from
 // the system store and model.ca_file; see tls.hpp) or "http://..." for
-// loopback hosts and hosts listed in env GATE_ALLOW_HTTP (comma list) only,
+// loopback hosts and hosts listed in GATE_ALLOW_HTTP (comma list) only,
 // since the key would travel in clear text; anything else throws
 // Error(cannot_run). HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured (see
-// proxy.hpp). Keep-alive connections are pooled per worker thread and
+// proxy.hpp). Every variable comes from `env` (settings.hpp), which cli
+// read from the process at start-up. Keep-alive connections are pooled per worker thread and
 // origin; deadlines for connect, handshake, each read's silence and the
 // whole attempt (model.timeout_s); retries on connection failures and
 // timeouts, 408/409/5xx/529 with exponential backoff (model.max_retries);
 // a 429 is retried on its own time budget (HttpOptions::rate_limit_budget_s),
 // with a backoff that grows even when the server's retry-after says 0.
-// The key is read from the environment variable model.api_key_env when the
-// client is made and registered for redaction; a missing key throws
+// The key is `env`'s variable model.api_key_env, taken when the client is
+// made and registered for redaction; a missing key throws
 // Error(cannot_run) naming the variable (never the value).
 //
 // A call that never got an HTTP answer returns status 0 and a body that
@@ -63,7 +65,7 @@ struct HttpOptions {
 // in flight (halved on 429/529, from expect_workers()) and pool-wide pauses
 // for a server's retry-after. Every attempt is in the response's
 // attempt_log (status, bucket, wait, latency, usage).
-std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m,
+std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m, const Environment& env,
                                                      const HttpOptions& options = {});
 
 // Splits "http://host:port/prefix" (port defaults to 80/443, prefix has no

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <cctype>
-#include <cstdlib>
 #include <openssl/evp.h>
 
+#include <gate/net/settings.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -53,11 +53,6 @@ std::string base64(const std::string& in) {
                           reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
   out.resize(static_cast<std::size_t>(n));
   return out;
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
 }
 
 } // namespace
@@ -156,21 +151,13 @@ bool no_proxy_matches(const std::string& list, const std::string& host_in) {
   return false;
 }
 
-std::optional<Proxy> proxy_from_env(const std::string& scheme, const std::string& host) {
+std::optional<Proxy> proxy_for(const std::string& scheme, const std::string& host, const Settings& settings) {
   if (is_loopback_host(host)) return std::nullopt;
-  std::string no_proxy = env("no_proxy");
-  if (no_proxy.empty()) no_proxy = env("NO_PROXY");
-  if (no_proxy_matches(no_proxy, host)) return std::nullopt;
-  const char* lower_name = scheme == "https" ? "https_proxy" : "http_proxy";
-  const char* upper_name = scheme == "https" ? "HTTPS_PROXY" : "HTTP_PROXY";
-  std::string value = env(lower_name);
-  const char* used = lower_name;
-  if (value.empty()) {
-    value = env(upper_name);
-    used = upper_name;
-  }
+  if (no_proxy_matches(settings.no_proxy, host)) return std::nullopt;
+  const bool https = scheme == "https";
+  const std::string& value = https ? settings.https_proxy : settings.http_proxy;
   if (trim(value).empty()) return std::nullopt;
-  return parse_proxy(value, used);
+  return parse_proxy(value, https ? settings.https_proxy_name : settings.http_proxy_name);
 }
 
 } // namespace gate::net

@@ -5,6 +5,8 @@
 
 namespace gate::net {
 
+struct Settings;
+
 // An HTTP proxy from HTTPS_PROXY / HTTP_PROXY: https origins go through a
 // CONNECT tunnel, http origins in absolute form. `authorization` is the
 // Proxy-Authorization value ("Basic ...") or empty; it goes to the proxy
@@ -26,11 +28,11 @@ Proxy parse_proxy(const std::string& value, const std::string& setting);
 // same), and IP literals; entries' ports and case are ignored.
 bool no_proxy_matches(const std::string& list, const std::string& host);
 
-// The proxy for an origin, from the environment (lowercase names first):
-// https_proxy / HTTPS_PROXY for https, http_proxy / HTTP_PROXY for http;
-// nullopt when none is set, NO_PROXY exempts the host, or the host is
-// loopback (a proxy cannot reach this machine's own loopback).
-std::optional<Proxy> proxy_from_env(const std::string& scheme, const std::string& host);
+// The proxy for an origin, from `settings` (settings.hpp: https_proxy /
+// HTTPS_PROXY for https, http_proxy / HTTP_PROXY for http); nullopt when
+// none is set, NO_PROXY exempts the host, or the host is loopback (a proxy
+// cannot reach this machine's own loopback).
+std::optional<Proxy> proxy_for(const std::string& scheme, const std::string& host, const Settings& settings);
 
 // Loopback: localhost, 127.0.0.0/8, ::1 (bracketed or not).
 bool is_loopback_host(const std::string& host);

@@ -2,13 +2,13 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <cstdlib>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 #include <system_error>
 
+#include <gate/net/settings.hpp>
 #include <gate/util/error.hpp>
 
 namespace gate::net {
@@ -35,11 +35,6 @@ int count_certificates(const std::string& path) {
   return n;
 }
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
 void require_bundle(const std::string& path, const std::string& setting) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
@@ -57,31 +52,37 @@ bool is_ip_literal(const std::string& host) {
 
 } // namespace
 
-std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_file) {
+std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_file, const Settings& settings) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_verify_mode(ssl::verify_peer);
 
-  // OpenSSL reads SSL_CERT_FILE / SSL_CERT_DIR itself but says nothing when
-  // they name nothing; a typo there must not turn into "no anchors".
-  std::string cert_file = env(X509_get_default_cert_file_env());
-  std::string cert_dir = env(X509_get_default_cert_dir_env());
+  // The trust OpenSSL's set_default_verify_paths would load, with the two
+  // variables taken from `settings` rather than read by OpenSSL itself; and
+  // a variable that names nothing is an error, not silently no anchors.
+  const std::string file_env = X509_get_default_cert_file_env();
+  const std::string dir_env = X509_get_default_cert_dir_env();
+  boost::system::error_code ec;
   int anchors_in_file = 0;
-  if (!cert_file.empty()) {
-    require_bundle(cert_file, std::string(X509_get_default_cert_file_env()));
+  if (!settings.cert_file.empty()) {
+    require_bundle(settings.cert_file, file_env);
+    ctx->load_verify_file(settings.cert_file, ec);
+    if (ec) throw_cannot_run(file_env + " " + settings.cert_file + ": cannot load: " + ec.message());
     anchors_in_file = 1;
-  } else {
-    anchors_in_file = count_certificates(X509_get_default_cert_file()) > 0 ? 1 : 0;
+  } else if (count_certificates(X509_get_default_cert_file()) > 0) {
+    ctx->load_verify_file(X509_get_default_cert_file(), ec);
+    if (ec) throw_cannot_run("TLS: cannot load the system trust store: " + ec.message());
+    anchors_in_file = 1;
   }
   std::error_code fec;
-  if (!cert_dir.empty() && !std::filesystem::is_directory(cert_dir, fec))
-    throw_cannot_run(std::string(X509_get_default_cert_dir_env()) + " names " + cert_dir +
-                     ", which is not a directory; TLS needs a trust store");
-  bool have_dir = !cert_dir.empty() || std::filesystem::is_directory(X509_get_default_cert_dir(), fec);
-
-  boost::system::error_code ec;
-  ctx->set_default_verify_paths(ec);
-  if (ec) throw_cannot_run("TLS: cannot load the system trust store: " + ec.message());
+  if (!settings.cert_dir.empty() && !std::filesystem::is_directory(settings.cert_dir, fec))
+    throw_cannot_run(dir_env + " names " + settings.cert_dir + ", which is not a directory; TLS needs a trust store");
+  const std::string dir = settings.cert_dir.empty() ? X509_get_default_cert_dir() : settings.cert_dir;
+  const bool have_dir = std::filesystem::is_directory(dir, fec);
+  if (have_dir) {
+    ctx->add_verify_path(dir, ec);
+    if (ec) throw_cannot_run("TLS: cannot use the trust directory " + dir + ": " + ec.message());
+  }
   bool have_ca_file = false;
   if (!ca_file.empty()) {
     require_bundle(ca_file.string(), "model.ca_file");

@@ -12,7 +12,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
-#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -219,10 +218,9 @@ Mono::time_point after(double seconds) {
   return Mono::now() + std::chrono::duration_cast<Mono::duration>(std::chrono::duration<double>(seconds));
 }
 
-bool http_allowed(const std::string& host) {
+bool http_allowed(const std::string& host, const Settings& settings) {
   if (is_loopback_host(host)) return true;
-  const char* allow = std::getenv("GATE_ALLOW_HTTP");
-  std::string list = allow == nullptr ? "" : allow;
+  const std::string& list = settings.allow_http;
   std::string want = lower(host);
   std::size_t start = 0;
   while (start <= list.size()) {
@@ -237,14 +235,14 @@ bool http_allowed(const std::string& host) {
 }
 
 Transport::Transport(const std::string& base_url, const std::filesystem::path& ca_file,
-                     const HttpOptions& options, const std::string& what_travels)
+                     const HttpOptions& options, const Settings& settings, const std::string& what_travels)
     : url_(parse_url(base_url)), options_(options) {
-  if (url_.scheme == "http" && !http_allowed(url_.host))
+  if (url_.scheme == "http" && !http_allowed(url_.host, settings))
     throw_cannot_run("plain http:// to " + url_.host + " would send " + what_travels +
                      " in clear text; use https://, or list the host in the environment variable "
                      "GATE_ALLOW_HTTP (comma-separated)");
-  if (url_.scheme == "https") tls_ = make_tls_context(ca_file);
-  proxy_ = proxy_from_env(url_.scheme, url_.host);
+  if (url_.scheme == "https") tls_ = make_tls_context(ca_file, settings);
+  proxy_ = proxy_for(url_.scheme, url_.host, settings);
   bool default_port =
       (url_.scheme == "http" && url_.port == "80") || (url_.scheme == "https" && url_.port == "443");
   host_header_ = default_port ? url_.host : url_.host + ":" + url_.port;

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include <gate/model/api.hpp>
+#include <gate/net/settings.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/net/proxy.hpp>
 
@@ -45,14 +46,15 @@ struct Exchange {
 using BodySink = std::function<void(int status, std::string_view content_type, std::string_view piece)>;
 
 // Plain http carries credentials in clear text: only to this machine, or
-// to a host listed in env GATE_ALLOW_HTTP (comma list, any case).
-bool http_allowed(const std::string& host);
+// to a host listed in GATE_ALLOW_HTTP (settings.allow_http: comma list, any
+// case).
+bool http_allowed(const std::string& host, const Settings& settings);
 
 struct Connection; // one pooled TCP or TLS connection
 struct ThreadIo;   // a worker thread's io_context and idle connections
 
 // An origin from a base URL: TLS context (https), proxy from the
-// environment, and the per-thread keep-alive pool. Thread-safe: each worker
+// settings, and the per-thread keep-alive pool. Thread-safe: each worker
 // thread drives its own connections.
 class Transport {
 public:
@@ -60,7 +62,7 @@ public:
   // to a host not allowed (`what_travels` names what would be exposed, e.g.
   // "the API key") or a trust store that cannot be used.
   Transport(const std::string& base_url, const std::filesystem::path& ca_file, const HttpOptions& options,
-            const std::string& what_travels);
+            const Settings& settings, const std::string& what_travels);
 
   const Url& url() const { return url_; }
   const std::optional<Proxy>& proxy() const { return proxy_; }

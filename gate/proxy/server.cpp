@@ -68,12 +68,10 @@ struct Server::Impl {
   std::vector<std::thread> threads;
 };
 
-Server::Server(const config::Config& cfg)
-    : cfg_(cfg), store_(cfg.cache.dir), impl_(std::make_unique<Impl>()) {
-  if (const char* k = std::getenv(cfg_.model.api_key_env.c_str()); k != nullptr && *k != '\0') {
-    key_ = k;
-    register_secret(key_);
-  }
+Server::Server(const config::Config& cfg, const Environment& env)
+    : cfg_(cfg), store_(cfg.cache.dir), env_(env), key_(env.get(cfg.model.api_key_env)),
+      impl_(std::make_unique<Impl>()) {
+  register_secret(key_);
 }
 
 Server::~Server() { stop(); }
@@ -116,7 +114,7 @@ Reply Server::forward(const std::string& method, const std::string& upstream_pat
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     };
   }
-  model::ApiResponse a = net::fetch(f);
+  model::ApiResponse a = net::fetch(f, env_);
   if (a.status == 0) return error_reply(502, "api_error", "gate proxy: upstream " + a.body);
   Reply r;
   r.status = a.status;

@@ -12,6 +12,7 @@
 #include <gate/config/config.hpp>
 #include <gate/proxy/pacing.hpp>
 #include <gate/proxy/route.hpp>
+#include <gate/util/environment.hpp>
 
 namespace gate::proxy {
 
@@ -44,7 +45,9 @@ struct Observation {
 // thread-safe itself) and are guarded by a mutex.
 class Server {
 public:
-  explicit Server(const config::Config& cfg);
+  // The real key is `env`'s model.api_key_env; proxies and trust for the
+  // upstream come from `env` too (net/settings.hpp).
+  Server(const config::Config& cfg, const Environment& env);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -84,6 +87,7 @@ private:
 
   config::Config cfg_;
   cache::Store store_;
+  Environment env_;  // for the upstream fetch: proxies, trust
   std::string key_; // the real API key; never logged, never stored
   unsigned short port_ = 0;
   ReplayTiming timing_;

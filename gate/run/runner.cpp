@@ -322,8 +322,15 @@ std::string agent_fingerprint(const suite::Case& c, const config::Config& cfg) {
 // False when the run was cut short by a stop request: it is not kept.
 bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& run) {
   run.route = sh.route;
-  agent::Job job{sh.in.suite,         &c,        replica, sh.in.config, sh.tap, sh.in.workdir_root,
-                 sh.in.keep_workdirs, sh.in.stop};
+  agent::Job job{.suite = sh.in.suite,
+                 .task = &c,
+                 .run = replica,
+                 .config = sh.in.config,
+                 .tap = sh.tap,
+                 .workdir_root = sh.in.workdir_root,
+                 .keep_workdir = sh.in.keep_workdirs,
+                 .stop = sh.in.stop,
+                 .env = sh.in.env};
   agent::JobResult r = agent::run_job(job, run);
   std::lock_guard lock(sh.mutex);
   for (const auto& key : r.missing_keys)
@@ -441,7 +448,8 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   if (!cfg.cache.ignore.empty()) refuse_shared_keys(in.cases, sh.prepared);
   std::unique_ptr<agent::Tap> tap;
   if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == "agent"; })) {
-    tap = std::make_unique<agent::Tap>(cfg);
+    if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
+    tap = std::make_unique<agent::Tap>(cfg, *in.env);
     tap->start();
     sh.tap = tap.get();
   }

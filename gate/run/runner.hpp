@@ -11,6 +11,7 @@
 #include <gate/results/results.hpp>
 #include <gate/run/request.hpp>
 #include <gate/suite/suite.hpp>
+#include <gate/util/environment.hpp>
 #include <gate/util/error.hpp>
 
 namespace gate::run {
@@ -71,6 +72,9 @@ struct Inputs {
   // the case makes (a baseline's request, sent again from the cache).
   int first_replica = 0;
   std::vector<PreparedRequest> requests;
+  // gate's environment (cli read it at start-up): agent commands get theirs
+  // made from it, and the tap's proxy its key. Needed when a case is an agent's.
+  const Environment* env = nullptr;
 };
 
 // Runs every selected case `runs` times on `concurrency` workers. Agent

@@ -21,17 +21,6 @@ namespace gate {
 namespace {
 std::string errno_text() { return std::strerror(errno); }
 
-int parse_fault(const char* value) {
-  if (value == nullptr || *value == '\0') return 0;
-  const std::string_view v(value);
-  if (v == "enospc") return ENOSPC;
-  if (v == "eio") return EIO;
-  if (v == "erofs") return EROFS;
-  if (v == "eacces") return EACCES;
-  throw_cannot_run("GATE_TEST_FAULT_WRITE=" + std::string(v.substr(0, 40)) +
-                   ": expected enospc, eio, erofs or eacces");
-}
-
 // The writer's pid in a temp name's "<pid>-XXXXXX"; 0 when it has none (an
 // older gate wrote none), so that only age can judge the file.
 pid_t writer_pid(std::string_view rest) {
@@ -41,21 +30,9 @@ pid_t writer_pid(std::string_view rest) {
   return ec == std::errc() && pid > 0 && at != end && *at == '-' ? pid : 0;
 }
 
-// A fault at creation of the temp file (the directory refuses it) or at
-// writing (the disk refuses the bytes), like the OS reports each.
-bool fails_at_create(int fault) { return fault == EROFS || fault == EACCES; }
 } // namespace
 
-// Read at every file, not cached: a test can set it in a forked child of a
-// process that has already written. gate itself never changes its
-// environment, so the concurrent getenv calls are safe.
-int injected_write_fault() { return parse_fault(std::getenv("GATE_TEST_FAULT_WRITE")); }
-
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
-  if (const int fault = injected_write_fault(); fault != 0 && fails_at_create(fault)) {
-    errno = fault;
-    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
-  }
   std::string tmpl = target_.string() + std::string(k_temp_marker) + std::to_string(::getpid()) + "-XXXXXX";
   fd_ = ::mkstemp(tmpl.data());
   if (fd_ < 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
@@ -70,10 +47,6 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(std::string_view data) {
-  if (const int fault = injected_write_fault(); fault != 0 && !data.empty()) {
-    errno = fault;
-    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
-  }
   while (!data.empty()) {
     ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
@@ -91,10 +64,6 @@ void AtomicFile::commit() {
 }
 
 bool AtomicFile::commit_unless_vanished() {
-  if (const int fault = injected_write_fault(); fault != 0) {
-    errno = fault; // an empty file: the fault surfaces at close, as on NFS
-    throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());
-  }
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw_cannot_run("cannot write " + target_.string() + ": " + errno_text());

@@ -37,14 +37,6 @@ private:
   bool committed_ = false;
 };
 
-// Test seam (docs/reliability.md, item 13): GATE_TEST_FAULT_WRITE makes
-// every AtomicFile fail as the OS would on a bad
-// disk: "enospc" and "eio" at the first write (or at commit() when nothing
-// was written), "erofs" and "eacces" when the temp file is created. Any
-// other non-empty value is refused with Error(cannot_run) naming it, so a
-// typo cannot turn a fault test into a silent pass. Unset: no effect.
-int injected_write_fault(); // the errno to fail with, 0 for none
-
 // Removes the temp files a killed writer left next to `target` (its own
 // naming, "<name>.gate-tmp-<pid>-…", regular files only): those whose writer
 // pid no longer runs, last written over a minute ago (the pid may belong to

@@ -26,14 +26,15 @@ using Forms = std::vector<Form>;
 
 constexpr std::size_t k_anywhere = 8;
 
-std::mutex g_mutex;
-std::shared_ptr<const Forms> g_forms = std::make_shared<const Forms>(); // guarded by g_mutex
-std::atomic<bool> g_any{false};
+// Every string gate writes is read against the set, so readers take no lock
+// and no reference count: a registration publishes a new, immutable set
+// and keeps the ones it replaced (a handful per process, registered as keys
+// and tokens are read), so a reader's set is never freed under it.
+std::mutex g_writers;                      // orders registrations
+std::vector<std::unique_ptr<const Forms>> g_sets; // every set published; guarded by g_writers
+std::atomic<const Forms*> g_forms{nullptr}; // the newest set; null until the first secret
 
-std::shared_ptr<const Forms> forms() {
-  std::lock_guard lock(g_mutex);
-  return g_forms;
-}
+const Forms* forms() { return g_forms.load(std::memory_order_acquire); }
 
 // Characters of the words a key or a base64 text is written in.
 bool word_char(char c) {
@@ -54,7 +55,8 @@ void find_forms(const Forms& forms, std::string_view text, const std::function<v
 // raw bytes, the text with its JSON escapes decoded, and a stream's deltas
 // joined across events. Sorted, overlaps merged.
 std::vector<Span> secret_spans(std::string_view text) {
-  std::shared_ptr<const Forms> all = forms();
+  const Forms* all = forms();
+  if (all == nullptr) return {};
   std::vector<Span> spans;
   auto hit = [&spans](Span s) { spans.push_back(s); };
   auto find = [&all](std::string_view t, const std::function<void(Span)>& h) { find_forms(*all, t, h); };
@@ -118,8 +120,8 @@ std::string base64_encode(std::string_view data) {
 
 void register_secret(std::string_view secret) {
   if (secret.empty()) return;
-  std::lock_guard lock(g_mutex);
-  Forms next = *g_forms;
+  std::lock_guard lock(g_writers);
+  Forms next = g_sets.empty() ? Forms() : *g_sets.back();
   add_form(next, std::string(secret));
   if (secret.size() >= 16) add_form(next, std::string(secret.substr(secret.size() - 8)));
   // Base64 of exactly the secret (Basic auth), and of any text holding it at
@@ -133,14 +135,15 @@ void register_secret(std::string_view secret) {
     add_form(next, std::move(stem));
     add_form(next, std::move(url));
   }
+  if (!g_sets.empty() && next.size() == g_sets.back()->size()) return; // known already
   // Longest first: where two forms overlap the longer one decides the span.
   std::stable_sort(next.begin(), next.end(), [](const Form& a, const Form& b) { return a.text.size() > b.text.size(); });
-  g_forms = std::make_shared<const Forms>(std::move(next));
-  g_any = true;
+  g_sets.push_back(std::make_unique<const Forms>(std::move(next)));
+  g_forms.store(g_sets.back().get(), std::memory_order_release);
 }
 
 std::string redact(std::string_view text) {
-  if (!g_any) return std::string(text);
+  if (forms() == nullptr) return std::string(text);
   std::vector<Span> spans = secret_spans(text);
   if (spans.empty()) return std::string(text);
   std::string out;
@@ -155,6 +158,6 @@ std::string redact(std::string_view text) {
   return out;
 }
 
-bool contains_secret(std::string_view text) { return g_any && !secret_spans(text).empty(); }
+bool contains_secret(std::string_view text) { return forms() != nullptr && !secret_spans(text).empty(); }
 
 } // namespace gate

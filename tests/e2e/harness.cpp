@@ -37,6 +37,17 @@ Child spawn_gate(const std::vector<std::string>& args, const fs::path& cwd,
   }
   for (const auto& [k, v] : env)
     if (!v.empty()) env_strings.push_back(k + "=" + v);
+  // gate has no write-fault seam of its own: a test that asks for one gets
+  // the preloaded shim that makes the C library's calls fail. Under ASan
+  // the shim comes before the sanitizer's runtime, which ASan must be told
+  // is fine.
+  if (env.count("GATE_TEST_FAULT_WRITE") != 0) {
+    env_strings.push_back(std::string("LD_PRELOAD=") + GATE_FAULT_WRITE_LIB);
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    std::erase_if(env_strings, [](const std::string& e) { return e.starts_with("ASAN_OPTIONS="); });
+    env_strings.push_back(std::string("ASAN_OPTIONS=") + (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "") +
+                          "verify_asan_link_order=0");
+  }
   std::vector<char*> envp;
   for (auto& s : env_strings)
     envp.push_back(s.data());

@@ -152,7 +152,6 @@ TEST_CASE("with gate a subreaper, a daemon whose parent is gone ends with the co
 
 TEST_CASE("rel-06: the agent's environment has the dummy key and the loopback URL, never the real key") {
   const std::string canary = "sk-agent-canary-7d3f9e21";
-  ::setenv("GATE_TEST_AGENT_KEY", canary.c_str(), 1);
   gate::config::Config cfg;
   cfg.model.api_key_env = "GATE_TEST_AGENT_KEY";
   cfg.model.seed = 7;
@@ -168,8 +167,8 @@ TEST_CASE("rel-06: the agent's environment has the dummy key and the loopback UR
                           "GATE_RUN=9",
                           "Z=last",
                           nullptr};
-  auto env = agent_env(parent, cfg, "http://127.0.0.1:5555/t/a%20b/r/1", "a b", 1, run_seed(cfg, 1));
-  ::unsetenv("GATE_TEST_AGENT_KEY");
+  auto env = agent_env(gate::environment_from(parent), cfg, "http://127.0.0.1:5555/t/a%20b/r/1", "a b", 1,
+                       run_seed(cfg, 1));
   const std::vector<std::string> want = {
       "ANTHROPIC_API_KEY=gate-dummy-key",
       "ANTHROPIC_BASE_URL=http://127.0.0.1:5555/t/a%20b/r/1",

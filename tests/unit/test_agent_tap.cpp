@@ -111,7 +111,7 @@ TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
       "\"finish_reason\":\"tool_calls\"}]}\n\n"
       "data: [DONE]\n\n",
       "text/event-stream");
-  Tap tap(config_for(c.path()));
+  Tap tap(config_for(c.path()), gate::Environment{});
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   CHECK(tap.base_url("task 1", 0) == "http://" + host + "/t/task%201/r/0");
@@ -139,7 +139,7 @@ TEST_CASE("tool calls and usage of a scope's answers, plain and streamed") {
 
 TEST_CASE("a replay-only miss is kept with its key; another Host is refused") {
   gate::testing::TempDir c;
-  Tap tap(config_for(c.path()));
+  Tap tap(config_for(c.path()), gate::Environment{});
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   auto miss = tap.handle("POST", "/t/t/r/0/chat/completions", host, {}, k_request);
@@ -164,7 +164,7 @@ TEST_CASE("replay mode: cache hits are told from upstream calls") {
          R"({"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,)"
          R"("message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]})",
          "application/json");
-  Tap tap(config_for(c.path(), gate::config::CacheMode::replay));
+  Tap tap(config_for(c.path(), gate::config::CacheMode::replay), gate::Environment{});
   tap.start();
   const std::string host = "127.0.0.1:" + std::to_string(tap.port());
   CHECK(tap.handle("POST", "/t/a/r/0/chat/completions", host, {}, k_request).status == 200);
@@ -184,7 +184,7 @@ TEST_CASE("replay mode: cache hits are told from upstream calls") {
 
 TEST_CASE("served over its port: idle keep-alive connections do not hold its threads") {
   gate::testing::TempDir c;
-  Tap tap(config_for(c.path()));
+  Tap tap(config_for(c.path()), gate::Environment{});
   tap.start();
   // Three connections on a tap with two threads; the first two stay open
   // and idle after their answer, as an agent's SDK keeps them.

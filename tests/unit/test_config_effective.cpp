@@ -18,31 +18,6 @@ using gate::config::test::Scratch;
 
 namespace {
 
-// Sets or clears an environment variable for the life of a test.
-class EnvVar {
-public:
-  EnvVar(std::string name, const char *value) : name_(std::move(name)) {
-    if (const char *old = std::getenv(name_.c_str())) old_ = old;
-    if (value) {
-      ::setenv(name_.c_str(), value, 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ~EnvVar() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  EnvVar(const EnvVar &) = delete;
-  EnvVar &operator=(const EnvVar &) = delete;
-
-private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 std::string bad_input(const std::function<void()> &f) {
   try {
@@ -124,26 +99,23 @@ TEST_CASE("overrides are checked against the same ranges as the file") {
 TEST_CASE("cache mode default: replay-only on CI without the key, else replay") {
   Scratch s;
   SUBCASE("CI set, key unset") {
-    EnvVar ci("CI", "true");
-    EnvVar key("GATE_CONFIG_TEST_KEY", nullptr);
+    const gate::Environment env = gate::environment_of({{"CI", "true"}});
     Config c = loaded(s);
-    resolve_defaults(c);
+    resolve_defaults(c, env);
     CHECK(c.cache.mode == CacheMode::replay_only);
     CHECK(c.origin.at("cache.mode") == "default (CI set, no $GATE_CONFIG_TEST_KEY)");
   }
   SUBCASE("CI set, key empty") {
-    EnvVar ci("CI", "1");
-    EnvVar key("GATE_CONFIG_TEST_KEY", "");
+    const gate::Environment env = gate::environment_of({{"CI", "1"}, {"GATE_CONFIG_TEST_KEY", ""}});
     Config c = loaded(s);
-    resolve_defaults(c);
+    resolve_defaults(c, env);
     CHECK(c.cache.mode == CacheMode::replay_only);
   }
   SUBCASE("CI set, key set: replay, and the key appears nowhere") {
     const char *canary = "sk-canary-7f3a9b1c2d4e5f60";
-    EnvVar ci("CI", "true");
-    EnvVar key("GATE_CONFIG_TEST_KEY", canary);
+    const gate::Environment env = gate::environment_of({{"CI", "true"}, {"GATE_CONFIG_TEST_KEY", canary}});
     Config c = loaded(s);
-    resolve_defaults(c);
+    resolve_defaults(c, env);
     CHECK(c.cache.mode == CacheMode::replay);
     CHECK(c.origin.at("cache.mode") == "default");
     const std::string shown = show(c);
@@ -153,17 +125,15 @@ TEST_CASE("cache mode default: replay-only on CI without the key, else replay") 
     CHECK(boost::json::serialize(to_json(c)).find("canary") == std::string::npos);
   }
   SUBCASE("CI empty counts as unset") {
-    EnvVar ci("CI", "");
-    EnvVar key("GATE_CONFIG_TEST_KEY", nullptr);
+    const gate::Environment env = gate::environment_of({{"CI", ""}});
     Config c = loaded(s);
-    resolve_defaults(c);
+    resolve_defaults(c, env);
     CHECK(c.cache.mode == CacheMode::replay);
   }
   SUBCASE("a mode from the file or a flag is kept") {
-    EnvVar ci("CI", "true");
-    EnvVar key("GATE_CONFIG_TEST_KEY", nullptr);
+    const gate::Environment env = gate::environment_of({{"CI", "true"}});
     Config c = loaded(s, "cache:\n  mode: record\n");
-    resolve_defaults(c);
+    resolve_defaults(c, env);
     CHECK(c.cache.mode == CacheMode::record);
     CHECK(c.origin.at("cache.mode") == (s.dir / "gate.yaml").string() + ":7");
 
@@ -171,7 +141,7 @@ TEST_CASE("cache mode default: replay-only on CI without the key, else replay") 
     Overrides o;
     o.mode = "off";
     apply(d, o);
-    resolve_defaults(d);
+    resolve_defaults(d, env);
     CHECK(d.cache.mode == CacheMode::off);
     CHECK(d.origin.at("cache.mode") == "--mode");
   }

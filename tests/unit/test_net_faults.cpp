@@ -36,8 +36,6 @@ constexpr const char* k_key_env = "GATE_TEST_FAULTS_KEY";
 constexpr const char* k_key = "sk-faults-canary-271828";
 
 gate::config::ModelConfig model_at(const std::string& base_url) {
-  gate::testing::clear_network_env();
-  setenv(k_key_env, k_key, 1);
   gate::config::ModelConfig m;
   m.name = "fake-model";
   m.api_key_env = k_key_env;
@@ -46,6 +44,8 @@ gate::config::ModelConfig model_at(const std::string& base_url) {
   m.max_retries = 3;
   return m;
 }
+
+gate::Environment key_env() { return gate::environment_of({{k_key_env, k_key}}); }
 
 gate::net::HttpOptions fast() {
   gate::net::HttpOptions o;
@@ -77,7 +77,7 @@ FaultCall call_against(int status, const std::string& body) {
   FakeUpstream server(s);
   server.start();
   auto m = model_at(server.base_url());
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   FaultCall out;
   out.response = client->send(call_for(m, "hello"), out.attempts);
   out.requests = server.requests();
@@ -176,12 +176,12 @@ TEST_CASE("rel-22: HTTPS through a CONNECT proxy works; Proxy-Authorization reac
 
   auto m = model_at("https://upstream.invalid:" + std::to_string(server.port()) + "/v1");
   m.ca_file = dir / "ca.pem";
-  setenv("HTTPS_PROXY", ("http://carol:tunnel-secret@127.0.0.1:" + std::to_string(proxy.port())).c_str(), 1);
-  auto client = gate::net::make_http_client(m, fast());
+  const gate::Environment env = gate::environment_of(
+      {{k_key_env, k_key}, {"HTTPS_PROXY", "http://carol:tunnel-secret@127.0.0.1:" + std::to_string(proxy.port())}});
+  auto client = gate::net::make_http_client(m, env, fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "through the tunnel"), attempts);
   ApiResponse again = client->send(call_for(m, "and again"), attempts);
-  gate::testing::clear_network_env();
   CHECK(r.status == 200);
   CHECK(gate::model::parse_response("openai", r).text == "echo: through the tunnel");
   CHECK(again.status == 200);
@@ -225,7 +225,7 @@ TEST_CASE("rel-19: a server whose accept queue is full hits the connect deadline
   m.max_retries = 1;
   auto o = fast();
   o.connect_timeout_s = 0.3;
-  auto client = gate::net::make_http_client(m, o);
+  auto client = gate::net::make_http_client(m, key_env(), o);
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "anyone there"), attempts);
@@ -281,7 +281,7 @@ TEST_CASE("model.requests_per_minute paces the calls of every worker together") 
   // the whole takes at least 10 * 0.05 = 0.5 s (less the refill during the
   // first burst, a few ms).
   m.requests_per_minute = 1200;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   client->expect_workers(3);
   std::atomic<int> ok{0};
   std::atomic<int> waited{0};

@@ -30,13 +30,12 @@ std::string header(const gate::model::ApiResponse& r, const std::string& name) {
 } // namespace
 
 TEST_CASE("fetch: a GET with a query and custom headers") {
-  gate::testing::clear_network_env();
   FakeUpstream server(Script{});
   server.start();
   FetchRequest r;
   r.url = origin(server) + "/v1/models?per_page=2&page=1";
   r.headers = {{"accept", "application/vnd.github+json"}, {"x-github-api-version", "2022-11-28"}};
-  auto res = fetch(r);
+  auto res = fetch(r, gate::Environment{});
   CHECK(res.status == 200);
   CHECK(res.body.find("\"fake-model\"") != std::string::npos);
   CHECK(header(res, "content-type").find("json") != std::string::npos);
@@ -52,7 +51,6 @@ TEST_CASE("fetch: a GET with a query and custom headers") {
 }
 
 TEST_CASE("fetch: POST and PATCH carry their body; a 404 comes back as is, once") {
-  gate::testing::clear_network_env();
   FakeUpstream server(Script{});
   server.start();
   FetchRequest post;
@@ -60,19 +58,19 @@ TEST_CASE("fetch: POST and PATCH carry their body; a 404 comes back as is, once"
   post.url = origin(server) + "/v1/chat/completions";
   post.headers = {{"content-type", "application/json"}};
   post.body = R"({"model":"m","messages":[{"role":"user","content":"hello there"}]})";
-  auto res = fetch(post);
+  auto res = fetch(post, gate::Environment{});
   CHECK(res.status == 200);
   CHECK(res.body.find("echo: hello there") != std::string::npos);
 
   FetchRequest patch = post;
   patch.method = "PATCH";
   patch.body = R"({"body":"updated comment"})";
-  res = fetch(patch);
+  res = fetch(patch, gate::Environment{});
   CHECK(res.status == 405); // the fake answers only POST there
 
   FetchRequest missing;
   missing.url = origin(server) + "/repos/o/r/issues/comments/7";
-  res = fetch(missing);
+  res = fetch(missing, gate::Environment{});
   CHECK(res.status == 404);
   CHECK(res.body.find("no route for /repos/o/r/issues/comments/7") != std::string::npos);
 
@@ -89,7 +87,6 @@ TEST_CASE("fetch: POST and PATCH carry their body; a 404 comes back as is, once"
 }
 
 TEST_CASE("fetch: https verified against ca_file; untrusted is a tls error, not an HTTP answer") {
-  gate::testing::clear_network_env();
   auto ca = gate::testing::make_test_ca();
   auto cert = gate::testing::issue_server_cert(ca, {"localhost"}, {"127.0.0.1"});
   fs::path dir = fs::temp_directory_path() / ("gate-test-fetch-" + std::to_string(::getpid()));
@@ -100,14 +97,14 @@ TEST_CASE("fetch: https verified against ca_file; untrusted is a tls error, not 
   FetchRequest r;
   r.url = "https://localhost:" + std::to_string(server.port()) + "/v1/models";
   r.ca_file = (dir / "ca.pem").string();
-  auto res = fetch(r);
+  auto res = fetch(r, gate::Environment{});
   CHECK(res.status == 200);
   CHECK(res.body.find("fake-model") != std::string::npos);
 
   auto other_ca = gate::testing::make_test_ca("another CA");
   gate::write_file_atomically(dir / "other.pem", other_ca.cert);
   r.ca_file = (dir / "other.pem").string();
-  res = fetch(r);
+  res = fetch(r, gate::Environment{});
   CHECK(res.status == 0);
   CHECK(res.body.rfind("tls: ", 0) == 0);
   CHECK(server.requests() == 1);
@@ -116,7 +113,6 @@ TEST_CASE("fetch: https verified against ca_file; untrusted is a tls error, not 
 }
 
 TEST_CASE("fetch: no answer is status 0 with the reason; bad requests are refused before sending") {
-  gate::testing::clear_network_env();
   FakeUpstream server(Script{});
   server.start();
   unsigned short port = server.port();
@@ -124,13 +120,13 @@ TEST_CASE("fetch: no answer is status 0 with the reason; bad requests are refuse
   FetchRequest r;
   r.url = "http://127.0.0.1:" + std::to_string(port) + "/x";
   r.timeout_s = 2;
-  auto res = fetch(r);
+  auto res = fetch(r, gate::Environment{});
   CHECK(res.status == 0);
   CHECK(res.body.rfind("connection: cannot connect to 127.0.0.1:", 0) == 0);
 
   r.url = "http://api.example.com/x";
   try {
-    fetch(r);
+    fetch(r, gate::Environment{});
     FAIL("plain http to a remote host was allowed");
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
@@ -139,18 +135,17 @@ TEST_CASE("fetch: no answer is status 0 with the reason; bad requests are refuse
   for (const char* bad : {"ftp://h/x", "http://127.0.0.1/a b", "http://127.0.0.1/x#frag", "no-scheme"}) {
     CAPTURE(bad);
     r.url = bad;
-    CHECK_THROWS_AS(fetch(r), gate::Error);
+    CHECK_THROWS_AS(fetch(r, gate::Environment{}), gate::Error);
   }
   r.url = "http://127.0.0.1:1/x";
   r.method = "BREW";
-  CHECK_THROWS_AS(fetch(r), gate::Error);
+  CHECK_THROWS_AS(fetch(r, gate::Environment{}), gate::Error);
   r.method = "GET";
   r.headers = {{"x-evil", "a\r\nInjected: 1"}};
-  CHECK_THROWS_AS(fetch(r), gate::Error);
+  CHECK_THROWS_AS(fetch(r, gate::Environment{}), gate::Error);
 }
 
 TEST_CASE("fetch: a registered token echoed back is redacted") {
-  gate::testing::clear_network_env();
   // Registered for the rest of the process, and its last 8 characters are
   // redacted too: a tail that no other test's text contains.
   const std::string token = "ghp_canaryFetchToken_qzvxkwyr";
@@ -168,7 +163,7 @@ TEST_CASE("fetch: a registered token echoed back is redacted") {
   r.url = origin(server) + "/v1/chat/completions";
   r.headers = {{"authorization", "Bearer " + token}};
   r.body = R"({"messages":[{"role":"user","content":"x"}]})";
-  auto res = fetch(r);
+  auto res = fetch(r, gate::Environment{});
   CHECK(res.status == 401);
   CHECK(server.log().at(0).headers["authorization"] == "Bearer " + token);
   CHECK(res.body.find(token) == std::string::npos);

@@ -24,6 +24,9 @@ namespace {
 constexpr const char* k_canary = "sk-canary-7f3a9b1c2d4e5f60";
 constexpr const char* k_key_env = "GATE_TEST_NET_KEY";
 
+// The environment clients are made with: the test key only.
+gate::Environment key_env() { return gate::environment_of({{k_key_env, k_canary}}); }
+
 // Retry tests wait milliseconds, not seconds.
 HttpOptions fast() {
   HttpOptions o;
@@ -33,7 +36,6 @@ HttpOptions fast() {
 }
 
 gate::config::ModelConfig model_for(const FakeUpstream& server, const std::string& provider = "openai") {
-  setenv(k_key_env, k_canary, 1);
   gate::config::ModelConfig m;
   m.provider = provider;
   m.name = "fake-model";
@@ -164,7 +166,7 @@ TEST_CASE("a plain OpenAI call: headers, body and usage") {
   FakeUpstream server(Script{});
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "what is two plus two"), attempts);
   CHECK(attempts == 1);
@@ -197,7 +199,7 @@ TEST_CASE("a plain Anthropic call: x-api-key, version header, /v1/messages") {
   FakeUpstream server(Script{});
   server.start();
   auto m = model_for(server, "anthropic");
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hello"), attempts);
   CHECK(r.status == 200);
@@ -225,7 +227,7 @@ TEST_CASE("keep-alive: one thread's calls share one connection") {
   FakeUpstream server(script_from(R"({"rules":[{"match":"","answers":["a","b","c"]}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   std::vector<std::string> answers;
   for (int i = 0; i < 5; ++i) {
     int attempts = 0;
@@ -244,7 +246,7 @@ TEST_CASE("a pooled connection the server dropped is replaced without an extra a
   first.start();
   unsigned short port = first.port();
   auto m = model_for(first);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   CHECK(client->send(call_for(m, "one"), attempts).status == 200);
   first.stop(); // closes the pooled connection from the server side
@@ -260,7 +262,7 @@ TEST_CASE("many threads share one client") {
   FakeUpstream server(Script{});
   server.start(0, 4);
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   std::atomic<int> ok{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < 4; ++t)
@@ -283,7 +285,7 @@ TEST_CASE("429 with Retry-After: 0 is retried after a backoff: the server's dela
   FakeUpstream server(script_from(R"({"faults":[{"status":429,"times":1,"headers":{"retry-after":"0"}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m); // default backoff: 0.5 s * (0.5 + 0.5 u) before the first retry
+  auto client = gate::net::make_http_client(m, key_env()); // default backoff: 0.5 s * (0.5 + 0.5 u) before the first retry
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
@@ -306,7 +308,7 @@ ApiResponse call_once(const std::string& script, int max_retries, const HttpOpti
   server.start();
   auto m = model_for(server);
   m.max_retries = max_retries;
-  return gate::net::make_http_client(m, o)->send(call_for(m, "hi"), attempts);
+  return gate::net::make_http_client(m, key_env(), o)->send(call_for(m, "hi"), attempts);
 }
 
 } // namespace
@@ -362,7 +364,7 @@ TEST_CASE("401 is not retried") {
   FakeUpstream server(script_from(R"({"faults":[{"status":401,"times":5}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -376,7 +378,7 @@ TEST_CASE("500 is retried up to max_retries, then returned") {
   server.start();
   auto m = model_for(server);
   m.max_retries = 2;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 3); // the first try + 2 retries
@@ -391,7 +393,7 @@ TEST_CASE("x-should-retry: false and a wait above the cap stop the retries") {
     {"match":"long","status":429,"times":5,"headers":{"retry-after":"30"}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast()); // cap 0.5 s
+  auto client = gate::net::make_http_client(m, key_env(), fast()); // cap 0.5 s
   int attempts = 0;
   CHECK(client->send(call_for(m, "hint"), attempts).status == 503);
   CHECK(attempts == 1);
@@ -407,7 +409,7 @@ TEST_CASE("a dropped connection is retried") {
   FakeUpstream server(script_from(R"({"faults":[{"close":true,"times":1}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(r.status == 200);
@@ -422,13 +424,12 @@ TEST_CASE("connection refused gives status 0 after the retries") {
     gone.start();
     port = gone.port();
   } // nothing listens on the port any more
-  setenv(k_key_env, k_canary, 1);
   gate::config::ModelConfig m;
   m.name = "fake-model";
   m.api_key_env = k_key_env;
   m.base_url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
   m.max_retries = 1;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 2);
@@ -443,7 +444,7 @@ TEST_CASE("a server slower than the deadline is a timeout") {
   auto m = model_for(server);
   m.timeout_s = 0.2;
   m.max_retries = 0;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
@@ -462,7 +463,7 @@ TEST_CASE("oversized response headers exceed the limit and are not retried") {
                                   R"(","x-big-2":")" + big + R"(","x-big-3":")" + big + R"("}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -471,28 +472,25 @@ TEST_CASE("oversized response headers exceed the limit and are not retried") {
 }
 
 TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
-  unsetenv("GATE_TEST_NET_MISSING");
   gate::config::ModelConfig m;
   m.name = "x";
   m.base_url = "http://127.0.0.1:9/v1";
   m.api_key_env = "GATE_TEST_NET_MISSING";
   m.key_alias = "ci-key";
   try {
-    gate::net::make_http_client(m);
+    gate::net::make_http_client(m, key_env());
     FAIL("no error");
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
     CHECK(std::string(e.what()) ==
           "no API key: environment variable GATE_TEST_NET_MISSING is not set (key alias ci-key)");
   }
-  setenv("GATE_TEST_NET_MISSING", "", 1);
-  CHECK_THROWS_AS(gate::net::make_http_client(m), gate::Error);
-  setenv(k_key_env, k_canary, 1);
+  CHECK_THROWS_AS(gate::net::make_http_client(m, gate::environment_of({{"GATE_TEST_NET_MISSING", ""}})),
+                  gate::Error);
   m.api_key_env = k_key_env;
   m.base_url = "http://api.example.com/v1";
-  unsetenv("GATE_ALLOW_HTTP");
   try {
-    gate::net::make_http_client(m);
+    gate::net::make_http_client(m, key_env());
     FAIL("no error");
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
@@ -501,12 +499,12 @@ TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
           "host in the environment variable GATE_ALLOW_HTTP (comma-separated)");
   }
   // Listed hosts (any case, spaces around commas) and loopback are allowed.
-  setenv("GATE_ALLOW_HTTP", "gw.internal, API.example.com", 1);
-  CHECK(gate::net::make_http_client(m) != nullptr);
-  unsetenv("GATE_ALLOW_HTTP");
+  CHECK(gate::net::make_http_client(
+            m, gate::environment_of({{k_key_env, k_canary}, {"GATE_ALLOW_HTTP", "gw.internal, API.example.com"}})) !=
+        nullptr);
   for (const char* url : {"http://localhost:9/v1", "http://127.8.9.10:9", "http://[::1]:9/v1"}) {
     m.base_url = url;
-    CHECK(gate::net::make_http_client(m) != nullptr);
+    CHECK(gate::net::make_http_client(m, key_env()) != nullptr);
   }
 }
 
@@ -519,7 +517,7 @@ TEST_CASE("the canary key is sent but never comes back in a response or error") 
                   R"(","headers":{"x-echo":")" + key + R"("}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse ok = client->send(call_for(m, "leak please"), attempts);
   ApiResponse bad = client->send(call_for(m, "fail please"), attempts);

@@ -9,6 +9,7 @@
 #include <gate/model/api.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/net/proxy.hpp>
+#include <gate/net/settings.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
 #include <tests/support/fake_upstream.hpp>
@@ -63,23 +64,27 @@ TEST_CASE("proxy URLs: credentials become a redacted Basic header, errors never 
 }
 
 TEST_CASE("the proxy from the environment: lowercase first, NO_PROXY, never for loopback") {
-  gate::testing::clear_network_env();
-  CHECK_FALSE(gate::net::proxy_from_env("https", "api.example.com").has_value());
-  setenv("HTTPS_PROXY", "http://upper:8080", 1);
-  setenv("https_proxy", "http://lower:8081", 1);
-  auto p = gate::net::proxy_from_env("https", "api.example.com");
+  using gate::net::proxy_for;
+  using gate::net::settings_from;
+  auto env = [](std::vector<std::pair<std::string, std::string>> vars) {
+    return settings_from(gate::environment_of(vars));
+  };
+  CHECK_FALSE(proxy_for("https", "api.example.com", env({})).has_value());
+  const auto both = env({{"HTTPS_PROXY", "http://upper:8080"}, {"https_proxy", "http://lower:8081"}});
+  auto p = proxy_for("https", "api.example.com", both);
   REQUIRE(p.has_value());
   CHECK(p->host == "lower");
   CHECK(p->setting == "https_proxy");
-  CHECK_FALSE(gate::net::proxy_from_env("http", "api.example.com").has_value());
-  setenv("HTTP_PROXY", "http://plain:3128", 1);
-  CHECK(gate::net::proxy_from_env("http", "api.example.com")->host == "plain");
-  setenv("NO_PROXY", ".example.com", 1);
-  CHECK_FALSE(gate::net::proxy_from_env("https", "api.example.com").has_value());
-  CHECK(gate::net::proxy_from_env("https", "api.other.com").has_value());
+  CHECK_FALSE(proxy_for("http", "api.example.com", both).has_value());
+  auto plain = env({{"HTTPS_PROXY", "http://upper:8080"}, {"https_proxy", "http://lower:8081"},
+                    {"HTTP_PROXY", "http://plain:3128"}});
+  CHECK(proxy_for("http", "api.example.com", plain)->host == "plain");
+  auto exempt = env({{"HTTPS_PROXY", "http://upper:8080"}, {"https_proxy", "http://lower:8081"},
+                     {"HTTP_PROXY", "http://plain:3128"}, {"NO_PROXY", ".example.com"}});
+  CHECK_FALSE(proxy_for("https", "api.example.com", exempt).has_value());
+  CHECK(proxy_for("https", "api.other.com", exempt).has_value());
   for (const char* host : {"localhost", "127.0.0.1", "127.3.2.1", "[::1]"})
-    CHECK_FALSE(gate::net::proxy_from_env("https", host).has_value());
-  gate::testing::clear_network_env();
+    CHECK_FALSE(proxy_for("https", host, exempt).has_value());
 }
 
 TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the credentials; not retried") {
@@ -100,9 +105,8 @@ TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the cred
                                          "Content-Length: 0\r\nConnection: close\r\n\r\n")),
                 ec);
   });
-  gate::testing::clear_network_env();
-  setenv("HTTPS_PROXY", ("http://bob:pr0xy-pass@127.0.0.1:" + std::to_string(port)).c_str(), 1);
-  setenv("GATE_TEST_PROXY_KEY", k_canary, 1);
+  const gate::Environment env = gate::environment_of(
+      {{"HTTPS_PROXY", "http://bob:pr0xy-pass@127.0.0.1:" + std::to_string(port)}, {"GATE_TEST_PROXY_KEY", k_canary}});
   gate::config::ModelConfig m;
   m.name = "fake-model";
   m.api_key_env = "GATE_TEST_PROXY_KEY";
@@ -111,11 +115,10 @@ TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the cred
   m.timeout_s = 2;
   gate::net::HttpOptions o;
   o.backoff_base_s = 0.001;
-  auto client = gate::net::make_http_client(m, o);
+  auto client = gate::net::make_http_client(m, env, o);
   int attempts = 0;
   auto r = client->send({"openai", "/chat/completions", "{}"}, attempts);
   proxy.join();
-  gate::testing::clear_network_env();
   CHECK(attempts == 1);
   CHECK(connections == 1);
   CHECK(r.status == 0);

@@ -22,6 +22,8 @@ namespace {
 
 constexpr const char* k_key_env = "GATE_TEST_STREAM_KEY";
 
+gate::Environment key_env() { return gate::environment_of({{k_key_env, "sk-test-stream-0000"}}); }
+
 HttpOptions fast() {
   HttpOptions o;
   o.backoff_base_s = 0.001;
@@ -30,9 +32,6 @@ HttpOptions fast() {
 }
 
 gate::config::ModelConfig model_for(const FakeUpstream& server, const std::string& provider) {
-  setenv(k_key_env, "sk-test-stream-0000", 1);
-  unsetenv("HTTP_PROXY");
-  unsetenv("http_proxy");
   gate::config::ModelConfig m;
   m.provider = provider;
   m.name = "fake-model";
@@ -62,7 +61,7 @@ TEST_CASE("rel-29: a streamed call gives the same reply and usage as a plain one
     FakeUpstream server(Script{});
     server.start();
     auto m = model_for(server, provider);
-    auto client = gate::net::make_http_client(m, fast());
+    auto client = gate::net::make_http_client(m, key_env(), fast());
     int attempts = 0;
     ApiResponse plain = client->send(call_for(m, "count the words in this sentence", false), attempts);
     ApiResponse streamed = client->send(call_for(m, "count the words in this sentence", true), attempts);
@@ -109,7 +108,7 @@ TEST_CASE("rel-27: a 200 followed by an error event fails the attempt, which is 
     FakeUpstream server(s);
     server.start();
     auto m = model_for(server, provider);
-    auto client = gate::net::make_http_client(m, fast());
+    auto client = gate::net::make_http_client(m, key_env(), fast());
     int attempts = 0;
     ApiResponse r = client->send(call_for(m, "hello", true), attempts);
     CHECK(attempts == 2);
@@ -133,7 +132,7 @@ TEST_CASE("rel-27: a mid-stream error that retrying cannot fix is not retried") 
   FakeUpstream server(s);
   server.start();
   auto m = model_for(server, "openai");
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hello", true), attempts);
   CHECK(attempts == 1);
@@ -153,7 +152,7 @@ TEST_CASE("rel-28: a stream that ends without its end marker is a failed, retrie
     server.start();
     auto m = model_for(server, provider);
     m.max_retries = 1;
-    auto client = gate::net::make_http_client(m, fast());
+    auto client = gate::net::make_http_client(m, key_env(), fast());
     int attempts = 0;
     ApiResponse r = client->send(call_for(m, "hello", true), attempts);
     CHECK(attempts == 2);
@@ -173,7 +172,7 @@ TEST_CASE("a server that ignores stream:true and answers JSON is read as usual")
   FakeUpstream server(Script{});
   server.start();
   auto m = model_for(server, "openai");
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   ApiCall c = call_for(m, "plain please", false);
   c.stream = true;
   int attempts = 0;
@@ -199,7 +198,7 @@ TEST_CASE("rel-26: a 429 storm with 50 workers: the pool slows down, requests st
   server.start(0, 4);
   auto m = model_for(server, "openai");
   m.max_retries = 6;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   constexpr int workers = 50;
   client->expect_workers(workers);
   std::vector<std::thread> threads;

@@ -71,9 +71,13 @@ HttpOptions fast() {
   return o;
 }
 
+// The environment clients are made with: the test key, and what `more` adds.
+gate::Environment key_env(std::vector<std::pair<std::string, std::string>> more = {}) {
+  more.emplace_back(k_key_env, k_canary);
+  return gate::environment_of(more);
+}
+
 gate::config::ModelConfig model_at(const std::string& base_url) {
-  gate::testing::clear_network_env();
-  setenv(k_key_env, k_canary, 1);
   gate::register_secret(k_canary);
   gate::config::ModelConfig m;
   m.name = "fake-model";
@@ -181,7 +185,7 @@ TEST_CASE("an https call: verified certificate, SNI virtual host, keep-alive") {
   // A virtual host that needs SNI "localhost": the bare name, no port.
   server.start_tls(0, 2, pki().localhost.cert, pki().localhost.key, "localhost");
   auto m = model_at(server.base_url());
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   for (int i = 0; i < 3; ++i) {
     int attempts = 0;
     ApiResponse r = client->send(call_for(m, "hello tls"), attempts);
@@ -198,7 +202,7 @@ TEST_CASE("a server that requires another SNI name refuses the handshake; not re
   FakeUpstream server(Script{});
   server.start_tls(0, 1, pki().localhost.cert, pki().localhost.key, "api.other.example");
   auto m = model_at(server.base_url());
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -211,7 +215,7 @@ TEST_CASE("a certificate for another host is a TLS error, not retried") {
   FakeUpstream server(Script{});
   server.start_tls(0, 1, pki().other.cert, pki().other.key);
   auto m = model_at(server.base_url());
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -229,7 +233,7 @@ TEST_CASE("a certificate from an untrusted CA is refused; there is no fallback")
   server.start_tls(0, 1, pki().localhost.cert, pki().localhost.key);
   auto m = model_at(server.base_url());
   m.ca_file.clear(); // the system store only: it does not know the test CA
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -243,26 +247,23 @@ TEST_CASE("a trust setting naming a missing or empty bundle cannot run") {
   fs::path empty = pki().dir / "empty.pem";
   gate::write_file_atomically(empty, "no certificates here\n");
   fs::path missing = pki().dir / "missing.pem";
-  auto expect = [&](const std::string& text) {
+  auto expect = [&](const std::string& text, const gate::Environment& env) {
     try {
-      gate::net::make_http_client(m, fast());
+      gate::net::make_http_client(m, env, fast());
       FAIL("no error");
     } catch (const gate::Error& e) {
       CHECK(e.code() == gate::Exit::cannot_run);
       CHECK(std::string(e.what()) == text);
     }
   };
-  setenv("SSL_CERT_FILE", missing.c_str(), 1);
-  expect("SSL_CERT_FILE names " + missing.string() +
-         ", which is not a readable file; TLS needs a trust store");
-  setenv("SSL_CERT_FILE", empty.c_str(), 1);
-  expect("SSL_CERT_FILE names " + empty.string() + ", which holds no PEM certificate");
-  unsetenv("SSL_CERT_FILE");
-  setenv("SSL_CERT_DIR", missing.c_str(), 1);
-  expect("SSL_CERT_DIR names " + missing.string() + ", which is not a directory; TLS needs a trust store");
-  unsetenv("SSL_CERT_DIR");
+  expect("SSL_CERT_FILE names " + missing.string() + ", which is not a readable file; TLS needs a trust store",
+         key_env({{"SSL_CERT_FILE", missing.string()}}));
+  expect("SSL_CERT_FILE names " + empty.string() + ", which holds no PEM certificate",
+         key_env({{"SSL_CERT_FILE", empty.string()}}));
+  expect("SSL_CERT_DIR names " + missing.string() + ", which is not a directory; TLS needs a trust store",
+         key_env({{"SSL_CERT_DIR", missing.string()}}));
   m.ca_file = empty;
-  expect("model.ca_file names " + empty.string() + ", which holds no PEM certificate");
+  expect("model.ca_file names " + empty.string() + ", which holds no PEM certificate", key_env());
 }
 
 TEST_CASE("SSL_CERT_FILE is honoured as the trust store") {
@@ -270,9 +271,7 @@ TEST_CASE("SSL_CERT_FILE is honoured as the trust store") {
   server.start_tls(0, 1, pki().localhost.cert, pki().localhost.key);
   auto m = model_at(server.base_url());
   m.ca_file.clear();
-  setenv("SSL_CERT_FILE", pki().ca_file.c_str(), 1);
-  auto client = gate::net::make_http_client(m, fast());
-  unsetenv("SSL_CERT_FILE");
+  auto client = gate::net::make_http_client(m, key_env({{"SSL_CERT_FILE", pki().ca_file.string()}}), fast());
   int attempts = 0;
   CHECK(client->send(call_for(m, "hi"), attempts).status == 200);
 }
@@ -283,7 +282,7 @@ TEST_CASE("a server that accepts and never answers hits the idle deadline, and i
   m.max_retries = 1;
   HttpOptions o = fast();
   o.read_idle_timeout_s = 0.15;
-  auto client = gate::net::make_http_client(m, o);
+  auto client = gate::net::make_http_client(m, key_env(), o);
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
@@ -307,7 +306,7 @@ TEST_CASE("a server that trickles a byte at a time hits the total deadline") {
   m.max_retries = 0;
   HttpOptions o = fast();
   o.read_idle_timeout_s = 0.3; // each byte comes well within it
-  auto client = gate::net::make_http_client(m, o);
+  auto client = gate::net::make_http_client(m, key_env(), o);
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
@@ -324,7 +323,7 @@ TEST_CASE("a close without close_notify after a complete body is a success") {
     asio::write(s, asio::buffer(res));
   });
   auto m = model_at(server.base_url());
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);
@@ -343,7 +342,7 @@ TEST_CASE("the same close mid-body is a retryable network error, never a short b
   });
   auto m = model_at(server.base_url());
   m.max_retries = 2;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 3);
@@ -365,7 +364,7 @@ TEST_CASE("a 200 MiB streamed response stops at the 64 MiB limit and is not retr
   });
   auto m = model_at(server.base_url());
   m.timeout_s = 5;
-  auto client = gate::net::make_http_client(m, fast());
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
   CHECK(attempts == 1);

@@ -50,7 +50,7 @@ TEST_CASE("replay-only: hits in occurrence order, then a 404 naming the missing 
     e.recorded_at = gate::utc_now_iso();
     store.put(e);
   }
-  gate::proxy::Server server(cfg);
+  gate::proxy::Server server(cfg, gate::Environment{});
   // The body is canonicalised before keying: whitespace does not matter.
   const std::string spaced = R"({ "model": "m", "messages": [] })";
   auto r0 = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, spaced);
@@ -66,7 +66,7 @@ TEST_CASE("replay-only: hits in occurrence order, then a 404 naming the missing 
 
 TEST_CASE("requests refused before any cache or upstream work") {
   ScratchCache scratch;
-  gate::proxy::Server server(replay_only(scratch.dir));
+  gate::proxy::Server server(replay_only(scratch.dir), gate::Environment{});
   CHECK(server.handle("POST", "/chat/completions", "api.openai.com", {}, k_body).status == 403);
   CHECK(server.handle("POST", "http://api.openai.com/chat/completions", "127.0.0.1:0", {}, k_body).status ==
         403);
@@ -81,7 +81,7 @@ TEST_CASE("requests refused before any cache or upstream work") {
   // No key in the environment: recording a GET explains instead of calling.
   gate::config::Config rec = replay_only(scratch.dir);
   rec.cache.mode = gate::config::CacheMode::record;
-  gate::proxy::Server recorder(rec);
+  gate::proxy::Server recorder(rec, gate::Environment{});
   auto models = recorder.handle("GET", "/models", "127.0.0.1:0", {}, "");
   CHECK(models.status == 502);
   CHECK(models.body.find("GATE_PROXY_UNIT_UNSET_KEY") != std::string::npos);
@@ -107,7 +107,7 @@ TEST_CASE("the observer sees each scoped request: hit, miss, and nothing else") 
   };
   std::mutex m;
   std::vector<Seen> seen;
-  gate::proxy::Server server(cfg);
+  gate::proxy::Server server(cfg, gate::Environment{});
   server.observe([&](const gate::proxy::Observation& o) {
     std::lock_guard lock(m);
     seen.push_back(
@@ -135,11 +135,11 @@ TEST_CASE("the observer sees each scoped request: hit, miss, and nothing else") 
 
 TEST_CASE("start binds a free port; stop is idempotent") {
   ScratchCache scratch;
-  gate::proxy::Server server(replay_only(scratch.dir));
+  gate::proxy::Server server(replay_only(scratch.dir), gate::Environment{});
   server.stop(); // never started
   server.start(0, 1);
   CHECK(server.port() != 0);
-  gate::proxy::Server second(replay_only(scratch.dir));
+  gate::proxy::Server second(replay_only(scratch.dir), gate::Environment{});
   CHECK_THROWS_AS(second.start(server.port(), 1), gate::Error);
   server.stop();
   server.stop();
