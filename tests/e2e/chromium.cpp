@@ -25,7 +25,7 @@ constexpr int k_browser_timeout_s = 90;
 bool skip_browser() {
   const char* v = std::getenv("GATE_SKIP_BROWSER");
   if (v == nullptr || std::string(v) != "1") return false;
-  MESSAGE("skipped: GATE_SKIP_BROWSER=1 is set; the HTML report is not checked in a browser");
+  gate::testing::skip_test("GATE_SKIP_BROWSER=1 is set; the HTML report is not checked in a browser");
   return true;
 }
 

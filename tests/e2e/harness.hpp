@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+
+#include <tests/support/skip.hpp>
 #include <vector>
 
 #include <tests/support/temp_dir.hpp>

@@ -344,8 +344,8 @@ TEST_CASE("action.yml: every input referenced is declared, every output is set b
     CHECK(has(action, std::string("\n  ") + out + ":\n"));
 }
 
-TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" *
-          doctest::skip(!have_node())) {
+TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified") {
+  if (!have_node()) return gate::testing::skip_test("node and curl are needed");
   TempDir tmp;
   const fs::path asset = make_release(tmp.path(), "");
   ReleaseServer server(tmp.path() / "releases");
@@ -373,7 +373,8 @@ TEST_CASE("fetch: the release binary of the action's tag, its sha256 verified" *
   CHECK(c.outputs["verdict"] == "pass");
 }
 
-TEST_CASE("fetch: a wrong or missing checksum is refused and says so" * doctest::skip(!have_node())) {
+TEST_CASE("fetch: a wrong or missing checksum is refused and says so") {
+  if (!have_node()) return gate::testing::skip_test("node and curl are needed");
   TempDir tmp;
   const fs::path asset = make_release(tmp.path(), std::string(64, '0'));
   ReleaseServer server(tmp.path() / "releases");
@@ -400,8 +401,8 @@ TEST_CASE("fetch: a wrong or missing checksum is refused and says so" * doctest:
   CHECK(s.outputs.count("gate") == 0);
 }
 
-TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to the build" *
-          doctest::skip(!have_node())) {
+TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to the build") {
+  if (!have_node()) return gate::testing::skip_test("node and curl are needed");
   TempDir tmp;
   make_release(tmp.path(), "");
   ReleaseServer server(tmp.path() / "releases");
@@ -451,8 +452,8 @@ TEST_CASE("actionlint and the action/workflow schema check pass on every workflo
   CHECK(WEXITSTATUS(bad) == 1);
 }
 
-TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt names" *
-          doctest::skip(!have_node())) {
+TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt names") {
+  if (!have_node()) return gate::testing::skip_test("node and curl are needed");
   TempDir tmp;
   const std::string version = project_version(), major = "v" + version.substr(0, version.find('.'));
   const fs::path asset = make_release(tmp.path(), "", "v" + version);
@@ -532,8 +533,8 @@ TEST_CASE("action.yml: with install-only, every step after the install is skippe
 // again (with the build type and GATE_PORTABLE it was made with, so nothing
 // changes) and brings the gate target up to date. The cold compile is the
 // same .ci/build that .ci/run starts with.
-TEST_CASE("fallback: no release (404) builds gate with the action's own steps, and the check runs that build" *
-          doctest::skip(!have_node() || !debian12())) {
+TEST_CASE("fallback: no release (404) builds gate with the action's own steps, and the check runs that build") {
+  if (!have_node() || !debian12()) return gate::testing::skip_test("node, curl and Debian 12 are needed");
   TempDir tmp;
   fs::create_directories(tmp.path() / "releases");
   ReleaseServer server(tmp.path() / "releases");

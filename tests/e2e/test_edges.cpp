@@ -74,7 +74,7 @@ TEST_CASE("--sample takes a count of at least 1: -1 and 0 are usage errors") {
 
 TEST_CASE("a stdout that cannot be written is exit 3, never a pass with the verdict lost") {
   if (!fs::exists("/dev/full")) {
-    MESSAGE("skipped: no /dev/full on this machine");
+    gate::testing::skip_test("no /dev/full on this machine");
     return;
   }
   TempDir tmp;

@@ -2,8 +2,8 @@
 // by the mermaid npm package (pinned in .ci/deps, installed by
 // `.ci/deps --test` into $GATE_TOOLS_DIR, default ~/.cache/gate-tools) in
 // headless Chromium. When it cannot run (no Chromium, no package,
-// GATE_SKIP_BROWSER=1) it prints "GATE-SKIP: <why>", which CTest reports as
-// skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt), never a pass.
+// GATE_SKIP_BROWSER=1) it says why and CTest reports it skipped
+// (tests/support/skip.hpp), never a pass.
 #include <doctest.h>
 
 #include <cstdlib>
@@ -67,7 +67,7 @@ std::vector<double> numbers(const std::string& text, const std::regex& re) {
 
 TEST_CASE("the scenario chart shows both series, a legend, and an improvement as the line above its bar") {
   if (const std::string why = cannot_run(); !why.empty()) {
-    std::cout << "GATE-SKIP: " << why << "; the Mermaid chart is not checked in a browser\n";
+    gate::testing::skip_test(why + "; the Mermaid chart is not checked in a browser");
     return;
   }
   TempDir tmp;
