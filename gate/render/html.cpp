@@ -46,17 +46,6 @@ std::string value(double v, const std::string& value_unit) {
 
 std::string p_text(double p) { return p < 0.001 ? "&lt;0.001" : fixed(p, 3); }
 
-void row(std::string& out, std::initializer_list<std::string> cells, const std::string& cls = "") {
-  out += cls.empty() ? "<tr>" : "<tr class=\"" + cls + "\">";
-  bool first = true;
-  for (const std::string& c : cells) {
-    out += first ? "<td>" : "<td class=\"num\">";
-    out += c + "</td>";
-    first = false;
-  }
-  out += "</tr>\n";
-}
-
 std::string metric_status(const compare::MetricRow& m, std::string& cls) {
   cls.clear();
   if (!m.available) return "n/a";
@@ -123,20 +112,19 @@ struct Bar {
   std::int64_t tasks = 0;
 };
 
-// Horizontal bars in inline SVG: no script, no external asset.
-void chart(const std::vector<Bar>& bars, bool two, std::string& out) {
-  constexpr int label_w = 210, bar_w = 340, width = 620, bar_h = 12;
-  const int row_h = two ? 36 : 22, top = two ? 22 : 4;
+// Horizontal bars in inline SVG, baseline over current: no script, no
+// external asset.
+void chart(const std::vector<Bar>& bars, std::string& out) {
+  constexpr int label_w = 210, bar_w = 340, width = 620, bar_h = 12, row_h = 36, top = 22;
   const int height = top + row_h * static_cast<int>(bars.size()) + 4;
   out += "<section id=\"gate-chart\">\n<h2>Success by scenario</h2>\n<svg class=\"chart\" width=\"" +
          std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
          std::to_string(width) + " " + std::to_string(height) +
          "\" role=\"img\" aria-label=\"success rate by scenario\">\n";
-  if (two)
-    out +=
-        "<rect class=\"base\" x=\"210\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"224\" y=\"13\">baseline"
-        "</text><rect class=\"cur\" x=\"300\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"314\" y=\"13\">"
-        "current</text>\n";
+  out +=
+      "<rect class=\"base\" x=\"210\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"224\" y=\"13\">baseline"
+      "</text><rect class=\"cur\" x=\"300\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"314\" y=\"13\">"
+      "current</text>\n";
   auto bar = [&](const char* cls, double rate, int y) {
     double w = std::clamp(std::isfinite(rate) ? rate : 0.0, 0.0, 1.0) * bar_w;
     out += "<rect class=\"" + std::string(cls) + "\" x=\"" + std::to_string(label_w) + "\" y=\"" +
@@ -149,13 +137,9 @@ void chart(const std::vector<Bar>& bars, bool two, std::string& out) {
     int y = top + row_h * static_cast<int>(i);
     std::string label = b.label.empty() ? "(none)" : clean(b.label);
     out += "<g><title>" + text(label) + " — " + std::to_string(b.tasks) + " tasks</title><text x=\"0\" y=\"" +
-           std::to_string(y + (two ? 18 : 10)) + "\">" + text(truncate_utf8(label, 30)) + "</text>\n";
-    if (two) {
-      bar("base", b.base, y);
-      bar("cur", b.cur, y + bar_h + 2);
-    } else {
-      bar("cur", b.cur, y);
-    }
+           std::to_string(y + 18) + "\">" + text(truncate_utf8(label, 30)) + "</text>\n";
+    bar("base", b.base, y);
+    bar("cur", b.cur, y + bar_h + 2);
     out += "</g>\n";
   }
   out += "</svg>\n</section>\n";
@@ -269,7 +253,7 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
                          const report::Report& current, const HtmlOptions& o) {
   std::vector<TaskEntry> tasks = verdict_entries(v, baseline, current);
   std::size_t shortened = 0;
-  std::string data = script_safe(data_json(tasks, true, o, shortened));
+  std::string data = script_safe(data_json(tasks, o, shortened));
 
   std::string body;
   body.reserve(4096 + tasks.size() * 256);
@@ -307,94 +291,11 @@ std::string verdict_html(const compare::Verdict& v, const report::Report& baseli
   std::vector<Bar> bars;
   for (const compare::ScenarioRow& s : v.scenarios)
     bars.push_back({s.scenario, s.baseline, s.current, s.tasks});
-  if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, true, body);
+  if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, body);
 
-  task_section(tasks, true, shortened, o, body);
+  task_section(tasks, shortened, o, body);
   std::string title = std::string("gate: ") + compare::to_string(v.status) + " — " + v.current_suite.name;
   return page(title, body, data);
-}
-
-std::string report_html(const report::Report& r, const HtmlOptions& o) {
-  std::vector<TaskEntry> tasks;
-  for (std::size_t i = 0; i < r.tasks.size(); ++i) {
-    Side s = side_of(r, i);
-    TaskEntry e{r.tasks[i].id, r.tasks[i].scenario, {}, {}, s, nullptr};
-    const metrics::TaskStats* st = s.stats;
-    if (!st || (st->n == 0 && st->errored == 0))
-      e.status.push_back("no runs");
-    else if (st->n == 0)
-      e.status.push_back("errored");
-    else if (st->mixed)
-      e.status.push_back("flaky");
-    else if (st->c == st->n)
-      e.status.push_back("passed");
-    else
-      e.status.push_back("failed");
-    if (st && st->n > 0 && st->errored > 0) e.status.push_back("errored");
-    if (st && st->route_polluted) e.status.push_back("route-polluted");
-    tasks.push_back(std::move(e));
-  }
-  // Failing tasks first: they are what a reader opens, and they keep their
-  // full answers when the page has to shorten some.
-  const auto& order = report_statuses();
-  std::stable_sort(tasks.begin(), tasks.end(), [&](const TaskEntry& a, const TaskEntry& b) {
-    return std::find(order.begin(), order.end(), a.status.front()) <
-           std::find(order.begin(), order.end(), b.status.front());
-  });
-  std::size_t shortened = 0;
-  std::string data = script_safe(data_json(tasks, false, o, shortened));
-
-  const metrics::SuiteStats& s = r.stats;
-  std::string body;
-  body.reserve(4096 + tasks.size() * 200);
-  body += "<header>\n<h1>gate report: " + suite_line(r.suite) +
-          "</h1>\n<p id=\"gate-headline\" class=\"headline\">"
-          "Success rate " +
-          pct(s.overall.success_rate) + " (95% interval " + pct(s.overall.interval.low) + " – " +
-          pct(s.overall.interval.high) +
-          (s.overall.interval_method.empty() ? "" : ", " + text(s.overall.interval_method)) + ") · " +
-          std::to_string(r.tasks.size()) + " tasks · " + std::to_string(s.errored_runs) +
-          " errored runs</p>\n<p class=\"muted\">gate " + text(r.gate_version);
-  if (!r.started_at.empty()) body += " · started " + text(r.started_at);
-  if (!r.finished_at.empty()) body += " · finished " + text(r.finished_at);
-  body += "</p>\n";
-  if (!r.complete)
-    list("Warnings", "warnings",
-         {"incomplete report" + (r.incomplete_reason.empty() ? "" : ": " + r.incomplete_reason) +
-          "; the numbers cover only the runs that finished"},
-         body);
-  body += "</header>\n<section id=\"gate-metrics\">\n<h2>Metrics</h2>\n<table><thead><tr><th>Metric</th>"
-          "<th>Value</th></tr></thead>\n<tbody>\n";
-  row(body, {"Success rate", pct(s.overall.success_rate)});
-  for (std::size_t k = 0; k < s.pass_at_k.size(); ++k)
-    row(body, {"pass@" + std::to_string(k + 1), pct(s.pass_at_k[k])});
-  for (std::size_t k = 0; k < s.pass_hat_k.size(); ++k)
-    row(body, {"pass^" + std::to_string(k + 1), pct(s.pass_hat_k[k])});
-  row(body, {"Consistency gap", fixed(s.consistency_gap_pp, 1) + " pp"});
-  auto pp_or_na = [](const std::optional<double>& v) {
-    return or_na(v, [](double x) { return fixed(x, 1) + " pp"; });
-  };
-  row(body, {"Answer inconsistency", pp_or_na(s.answer_inconsistency_pp)});
-  row(body, {"Trajectory inconsistency", pp_or_na(s.trajectory_inconsistency_pp)});
-  row(body,
-      {"Route-polluted tasks", or_na(s.polluted_tasks, [](std::int64_t n) { return std::to_string(n); })});
-  row(body, {"Errored runs", std::to_string(s.errored_runs) + " of " + std::to_string(s.total_runs) + " (" +
-                                 pct(s.error_rate) + ")"});
-  row(body, {"Tokens per task", fixed(s.tokens_per_task, 1)});
-  row(body,
-      {"Tokens paid / from cache", std::to_string(s.paid_tokens) + " / " + std::to_string(s.cached_tokens)});
-  if (s.call_latency.count > 0)
-    row(body, {"Model call latency p50 / p95",
-               value(s.call_latency.p50, "ms") + " / " + value(s.call_latency.p95, "ms")});
-  body += "</tbody></table>\n</section>\n";
-
-  std::vector<Bar> bars;
-  for (const auto& [name, rs] : s.by_scenario)
-    bars.push_back({name, 0, rs.success_rate, rs.tasks});
-  if (!(bars.empty() || (bars.size() == 1 && bars.front().label.empty()))) chart(bars, false, body);
-
-  task_section(tasks, false, shortened, o, body);
-  return page("gate report — " + r.suite.name, body, data);
 }
 
 } // namespace gate::render

@@ -41,7 +41,4 @@ struct HtmlOptions {
 std::string verdict_html(const compare::Verdict& v, const report::Report& baseline,
                          const report::Report& current, const HtmlOptions& o = {});
 
-// One report on its own: suite numbers, scenarios, every task and its runs.
-std::string report_html(const report::Report& r, const HtmlOptions& o = {});
-
 } // namespace gate::render

@@ -281,8 +281,7 @@ std::string script_safe(std::string_view json) {
   return out;
 }
 
-std::string data_json(const std::vector<TaskEntry>& tasks, bool verdict_mode, const HtmlOptions& o,
-                      std::size_t& shortened) {
+std::string data_json(const std::vector<TaskEntry>& tasks, const HtmlOptions& o, std::size_t& shortened) {
   Writer w(o);
   w.raw_open('[');
   for (const TaskEntry& t : tasks) {
@@ -325,9 +324,7 @@ std::string data_json(const std::vector<TaskEntry>& tasks, bool verdict_mode, co
 
   // The answers table is complete only now; it goes first for readability
   // of the blob, so the document is assembled around the task array.
-  std::string out = "{\"mode\":";
-  out += verdict_mode ? "\"verdict\"" : "\"report\"";
-  out += ",\"short_answer_bytes\":" + std::to_string(o.short_answer_bytes);
+  std::string out = "{\"short_answer_bytes\":" + std::to_string(o.short_answer_bytes);
   out += ",\"answers_shortened\":" + std::to_string(shortened);
   out += ",\"answers\":[";
   for (std::size_t i = 0; i < w.answers().size(); ++i) {

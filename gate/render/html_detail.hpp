@@ -42,15 +42,9 @@ inline const std::vector<std::string>& verdict_statuses() {
                                              "stable",    "unchanged", "added", "removed"};
   return s;
 }
-inline const std::vector<std::string>& report_statuses() {
-  static const std::vector<std::string> s = {"failed", "flaky",   "errored",
-                                             "passed", "no runs", "route-polluted"};
-  return s;
-}
 
 // The gate-data blob, as JSON text not yet made safe for a <script>:
-//   {"mode": "verdict" | "report",
-//    "short_answer_bytes": N, "answers_shortened": N,
+//   {"short_answer_bytes": N, "answers_shortened": N,
 //    "answers": [string, ...],            distinct answers, referenced by index
 //    "tasks": [{"id", "scenario", "status": [string, ...],
 //               regressed, flipped, failed and flaky tasks only:
@@ -68,8 +62,7 @@ inline const std::vector<std::string>& report_statuses() {
 //           "answer_shortened" (false), "usage_known" (true),
 //           "cache_hit" (false), "attempts" (1), "tools" ([], tool names)}
 // `shortened` receives the number of answers cut to short_answer_bytes.
-std::string data_json(const std::vector<TaskEntry>& tasks, bool verdict_mode, const HtmlOptions& o,
-                      std::size_t& shortened);
+std::string data_json(const std::vector<TaskEntry>& tasks, const HtmlOptions& o, std::size_t& shortened);
 
 // `json` with < > & U+2028 U+2029 written as \u escapes: these occur only
 // inside JSON strings, where the escape means the same character, and
@@ -78,8 +71,8 @@ std::string script_safe(std::string_view json);
 
 // The task table section (search box, status filter, rows) and the empty
 // detail panel.
-void task_section(const std::vector<TaskEntry>& tasks, bool verdict_mode, std::size_t shortened,
-                  const HtmlOptions& o, std::string& out);
+void task_section(const std::vector<TaskEntry>& tasks, std::size_t shortened, const HtmlOptions& o,
+                  std::string& out);
 
 // The whole document around `body`; `data` is the script-safe JSON blob.
 std::string page(std::string_view title, std::string_view body, std::string_view data);

@@ -72,7 +72,7 @@ constexpr std::string_view k_main_js = R"js(
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('gate-data').textContent);
-  var tasks = data.tasks, answers = data.answers, verdict = data.mode === 'verdict';
+  var tasks = data.tasks, answers = data.answers;
   var rows = document.getElementById('gate-tasks').tBodies[0].rows;
   var search = document.getElementById('gate-search');
   var status = document.getElementById('gate-status');
@@ -177,13 +177,9 @@ constexpr std::string_view k_main_js = R"js(
         panel.appendChild(el('pre', 'input', t.baseline_input));
       }
     }
-    var grid = el('div', verdict ? 'sides two' : 'sides');
-    if (verdict) {
-      grid.appendChild(sideView('baseline', t.b, 'baseline'));
-      grid.appendChild(sideView('current', t.a, 'current'));
-    } else {
-      grid.appendChild(sideView('runs', t.a, 'current'));
-    }
+    var grid = el('div', 'sides two');
+    grid.appendChild(sideView('baseline', t.b, 'baseline'));
+    grid.appendChild(sideView('current', t.a, 'current'));
     panel.appendChild(grid);
     panel.setAttribute('data-task', t.id);
     panel.hidden = false;
@@ -252,8 +248,8 @@ void badges(const TaskEntry& t, std::string& out) {
 
 } // namespace
 
-void task_section(const std::vector<TaskEntry>& tasks, bool verdict_mode, std::size_t shortened,
-                  const HtmlOptions& o, std::string& out) {
+void task_section(const std::vector<TaskEntry>& tasks, std::size_t shortened, const HtmlOptions& o,
+                  std::string& out) {
   std::map<std::string, std::size_t> per_status;
   for (const TaskEntry& t : tasks)
     for (const std::string& s : t.status)
@@ -263,29 +259,28 @@ void task_section(const std::vector<TaskEntry>& tasks, bool verdict_mode, std::s
          "<label>Search <input id=\"gate-search\" type=\"search\" placeholder=\"task id or scenario\" "
          "autocomplete=\"off\" spellcheck=\"false\"></label>"
          "<label>Status <select id=\"gate-status\"><option value=\"\">all</option>";
-  for (const std::string& s : verdict_mode ? verdict_statuses() : report_statuses()) {
+  for (const std::string& s : verdict_statuses()) {
     auto it = per_status.find(s);
     if (it == per_status.end()) continue;
     out += "<option value=\"" + text(s) + "\">" + text(s) + " (" + std::to_string(it->second) + ")</option>";
   }
   out += "</select></label><span id=\"gate-count\" class=\"muted\">" + std::to_string(tasks.size()) +
          " tasks</span></div>\n";
-  out += "<p class=\"hint\">Click a row to see its runs" +
-         std::string(verdict_mode ? ", baseline and current side by side" : "") + ".</p>\n";
+  out += "<p class=\"hint\">Click a row to see its runs, baseline and current side by side.</p>\n";
   out += "<noscript><p class=\"hint\">The search and the run details need JavaScript.</p></noscript>\n";
   if (shortened > 0)
     out += "<p class=\"hint\">" + std::to_string(shortened) + " answers are cut to " +
            std::to_string(o.short_answer_bytes) +
            " bytes in this page to keep it small; the JSON report holds them in full.</p>\n";
   out += "<table id=\"gate-tasks\"><thead><tr><th>Task</th><th>Scenario</th>";
-  out += verdict_mode ? "<th>Baseline</th><th>Current</th>" : "<th>Passed</th>";
+  out += "<th>Baseline</th><th>Current</th>";
   out += "<th>Status</th></tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const TaskEntry& t = tasks[i];
     out += "<tr data-i=\"" + std::to_string(i) + "\" tabindex=\"0\" class=\"st-" +
            css_class(t.status.front()) + "\"><td class=\"id\">" + text(t.id) + "</td><td>" +
            text(t.scenario) + "</td>";
-    if (verdict_mode) out += "<td class=\"num\">" + counts(t.base) + "</td>";
+    out += "<td class=\"num\">" + counts(t.base) + "</td>";
     out += "<td class=\"num\">" + counts(t.cur) + "</td><td>";
     badges(t, out);
     out += "</td></tr>\n";
