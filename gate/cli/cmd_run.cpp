@@ -120,7 +120,7 @@ bool plainly_complete(const fs::path& path) {
   return complete != std::string::npos && (tasks == std::string::npos || complete < tasks);
 }
 
-// What this run took over from an interrupted one (issue 6): when the report
+// What this run took over from an interrupted one: when the report
 // it is about to replace is incomplete and of the same suite, the runs this
 // run replayed from the cache that the earlier report lists as finished
 // (same task and replica, no error) came from the interrupted run. An

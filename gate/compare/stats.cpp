@@ -188,7 +188,7 @@ SignFlipResult paired_sign_flip_test(const std::vector<double>& d) {
   // Four replicates are summed at once, each in its own accumulator and in
   // the same order as one at a time, from the same draws: the same sums bit
   // for bit, but the additions of different replicates overlap instead of
-  // each waiting for the one before (about 2× faster, with the table below).
+  // each waiting for the one before.
   static_assert(sign_flip_replicates % 4 == 0);
   const std::size_t words = (m + 63) / 64;
   std::vector<std::uint64_t> bits(4 * words);

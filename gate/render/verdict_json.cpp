@@ -132,8 +132,8 @@ void task(const TaskDiff& t, std::string& out) {
   o.num("p_value", t.p_value);
   o.num("q_value", t.q_value);
   o.strings("failing_checks", t.failing_checks);
-  // What the task asked, beside what came back (issue 15 item 2), cut as
-  // the Markdown verdict cuts it.
+  // What the task asked, beside what came back, cut as the Markdown
+  // verdict cuts it.
   o.str("input_excerpt", truncate_utf8(question_excerpt(t.input), k_excerpt_bytes));
   o.str("answer_excerpt", t.answer_excerpt);
   if (t.first_divergence)

@@ -463,8 +463,8 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     t.scenario = c.scenario;
     t.difficulty = c.difficulty;
     t.group = c.group;
-    // The question beside the answers in every report form (item 2 of
-    // issue 15): kept once per task, its hash over the whole text.
+    // The question beside the answers in every report form: kept once per
+    // task, its hash over the whole text.
     const std::string input = prompt::conversation_text(c);
     t.input_sha256 = sha256_hex(input);
     t.input_truncated = input.size() > results::k_input_limit;
