@@ -125,7 +125,7 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
     compare::Confirmable c;
     auto it = cases.find(id);
     auto fp = baseline_fp.find(id);
-    if (it == cases.end() || it->second->kind == "agent" || fp == baseline_fp.end() ||
+    if (it == cases.end() || it->second->kind == suite::Kind::agent || fp == baseline_fp.end() ||
         recorded.count(fp->second) == 0) {
       not_resendable.push_back(id);
       return c;

@@ -78,7 +78,7 @@ Prompts load(const config::Config& cfg) {
 void apply(suite::Suite& s, const Prompts& p) {
   const std::string cases_file = (s.dir / "versions" / s.version / "cases.jsonl").string();
   for (suite::Case& c : s.cases) {
-    if (c.kind == "agent") continue;
+    if (c.kind == suite::Kind::agent) continue;
     const std::string label = "case " + shown(c.id) + " (" + cases_file + ":" + std::to_string(c.line) + ")";
     std::set<std::string> used_names;
     std::vector<std::string> applied;

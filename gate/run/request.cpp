@@ -97,7 +97,7 @@ void refuse_shared_keys(const std::vector<const suite::Case*>& cases,
                         const std::vector<PreparedRequest>& prepared) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < cases.size(); ++i)
-    if (cases[i]->kind != "agent") order.push_back(i);
+    if (cases[i]->kind != suite::Kind::agent) order.push_back(i);
   // By fingerprint (the key without the replica), then by suite order, so
   // that the error names the first two tasks of a clash.
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

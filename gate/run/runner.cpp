@@ -348,7 +348,7 @@ bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& 
 // False when the run did not happen after all (an agent stopped by a signal).
 bool execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
   const suite::Case& c = *sh.in.cases[case_index];
-  if (c.kind == "agent") {
+  if (c.kind == suite::Kind::agent) {
     run.index = replica;
     run.fingerprint = sh.prepared[case_index].fingerprint;
     return execute_agent(sh, c, replica, run);
@@ -442,12 +442,12 @@ Outcome execute(const Inputs& in, const Progress& progress) {
         sh.prepared[i] = in.requests[i];
       else
         sh.prepared[i] =
-            c.kind == "agent" ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
+            c.kind == suite::Kind::agent ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
     }
   });
   if (!cfg.cache.ignore.empty()) refuse_shared_keys(in.cases, sh.prepared);
   std::unique_ptr<agent::Tap> tap;
-  if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == "agent"; })) {
+  if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == suite::Kind::agent; })) {
     if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
     tap = std::make_unique<agent::Tap>(cfg, *in.env);
     tap->start();

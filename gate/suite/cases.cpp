@@ -201,11 +201,12 @@ struct LineParser {
   // kind "agent": the command, fixture and timeout, and only checks that
   // make sense for a command run; agent checks need kind "agent".
   void agent(Case& c) const {
-    c.kind = string_field("kind", true).value_or("plain");
-    if (c.kind != "plain" && c.kind != "agent")
-      fail("\"kind\" must be \"plain\" or \"agent\", got " + quote_value(c.kind));
+    const std::string kind = string_field("kind", true).value_or("plain");
+    if (kind != "plain" && kind != "agent")
+      fail("\"kind\" must be \"plain\" or \"agent\", got " + quote_value(kind));
+    c.kind = kind == "agent" ? Kind::agent : Kind::plain;
     const auto* own = obj.if_contains("agent");
-    if (c.kind == "plain") {
+    if (c.kind == Kind::plain) {
       if (own != nullptr) fail("\"agent\" is given but \"kind\" is not \"agent\"");
       for (const auto& chk : c.checks)
         if (check::is_agent_type(chk.type))

@@ -38,9 +38,13 @@ struct AgentContext {
   std::string defaults_where; // "<dir>/metadata.json" for messages
 };
 
+// A case's "kind": a prompt answered by the model, or a command run
+// against a fixture (docs/suite-format.md "Agent tasks").
+enum class Kind { plain, agent };
+
 struct Case {
   std::string id;
-  std::string kind = "plain"; // plain | agent
+  Kind kind = Kind::plain;
   std::optional<AgentSpec> agent; // kind agent only
   std::string scenario;
   std::string difficulty;

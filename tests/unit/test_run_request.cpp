@@ -10,7 +10,7 @@ using gate::run::PreparedRequest;
 
 namespace {
 
-gate::suite::Case case_of(const std::string& id, const std::string& kind = "") {
+gate::suite::Case case_of(const std::string& id, gate::suite::Kind kind = gate::suite::Kind::plain) {
   gate::suite::Case c;
   c.id = id;
   c.kind = kind;
@@ -42,7 +42,7 @@ TEST_CASE("different requests with one fingerprint are refused naming the first 
 }
 
 TEST_CASE("identical requests may share a key, and agent cases are not compared") {
-  const auto a = case_of("a"), b = case_of("b"), agent = case_of("x", "agent");
+  const auto a = case_of("a"), b = case_of("b"), agent = case_of("x", gate::suite::Kind::agent);
   const std::vector<const gate::suite::Case*> cases{&a, &b, &agent};
   CHECK_NOTHROW(gate::run::refuse_shared_keys(
       cases, {request_of("f1", "{\"same\":1}"), request_of("f1", "{\"same\":1}"), request_of("f1", "")}));

@@ -44,7 +44,7 @@ TEST_CASE("an agent case resolves its command, fixture, timeout and input") {
       "c.jsonl", AgentContext{s.path(), nullptr, ""});
   REQUIRE(cases.size() == 1);
   const Case& c = cases[0];
-  CHECK(c.kind == "agent");
+  CHECK(c.kind == gate::suite::Kind::agent);
   REQUIRE(c.agent);
   CHECK(c.agent->command == std::vector<std::string>{"my-agent", "--x"});
   CHECK(c.agent->fixture == "fx");
@@ -53,7 +53,7 @@ TEST_CASE("an agent case resolves its command, fixture, timeout and input") {
   CHECK(c.agent->input_file == "in/task.txt");
   auto plain =
       parse_cases(R"({"id":"p","input":"hi","checks":[{"type":"contains","value":"x"}]})", "c.jsonl");
-  CHECK(plain[0].kind == "plain");
+  CHECK(plain[0].kind == gate::suite::Kind::plain);
   CHECK_FALSE(plain[0].agent);
 }
 
