@@ -1,5 +1,8 @@
 #include <gate/check/regex.hpp>
 
+#include <mutex>
+#include <unordered_map>
+
 #include <re2/re2.h>
 
 #include <gate/check/regex_translate.hpp>
@@ -28,6 +31,26 @@ RE2::Options options() {
   return o;
 }
 
+// Equal translations share one RE2 (suites repeat a pattern across many
+// cases, and each RE2 holds its own program and DFA states), so it is
+// compiled and its states are built once. A pattern no Regex uses any
+// longer is dropped from the table as it grows.
+std::shared_ptr<const RE2> compile(const std::string& translated) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::weak_ptr<const RE2>> table;
+  static std::size_t prune_at = 64;
+  std::lock_guard lock(mutex);
+  std::weak_ptr<const RE2>& slot = table[translated];
+  if (auto shared = slot.lock()) return shared;
+  auto re = std::make_shared<const RE2>(translated, options());
+  slot = re;
+  if (table.size() >= prune_at) {
+    std::erase_if(table, [](const auto& entry) { return entry.second.expired(); });
+    prune_at = 2 * table.size() + 64;
+  }
+  return re;
+}
+
 } // namespace
 
 Regex::Regex(std::string_view pattern, const std::string& where, bool ignore_case) : pattern_(pattern) {
@@ -35,10 +58,10 @@ Regex::Regex(std::string_view pattern, const std::string& where, bool ignore_cas
   json::append_quoted(utf8_prefix(pattern, 80), shown);
   if (shown.size() > 0 && pattern.size() > 80) shown.insert(shown.size() - 1, "...");
   const std::string prefix = where + ": regex " + shown + ": ";
-  auto re = std::make_unique<const RE2>(detail::translate_regex(pattern, ignore_case, prefix), options());
+  auto re = compile(detail::translate_regex(pattern, ignore_case, prefix));
   if (re->error_code() == RE2::ErrorPatternTooLarge || re->error_code() == RE2::ErrorRepeatSize)
-    throw_bad_input(prefix + "pattern too large: nested counts multiply to more than 1000, or the program "
-                             "exceeds 8 MiB (lower the {m,n} counts)");
+    throw_bad_input(prefix + "pattern too large: nested counts multiply to more than 1000, or the program " +
+                    "exceeds " + std::to_string(k_max_mem >> 20) + " MiB (lower the {m,n} counts)");
   if (!re->ok()) throw_bad_input(prefix + "not accepted by RE2: " + re->error());
   re_ = std::move(re);
 }

@@ -56,7 +56,7 @@ public:
 
 private:
   std::string pattern_;
-  std::unique_ptr<const re2::RE2> re_;
+  std::shared_ptr<const re2::RE2> re_; // shared by every Regex of the same translation
 };
 
 } // namespace gate::check
