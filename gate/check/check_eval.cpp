@@ -9,7 +9,6 @@
 #include <string>
 
 #include <gate/check/regex.hpp>
-#include <gate/check/regex_program.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -64,18 +63,8 @@ std::string collapse(std::string_view s) {
 std::string snippet(std::string_view text) {
   const std::string redacted = redact(text);
   std::string_view cut = utf8_prefix(redacted, k_snippet_bytes);
-  std::string clean;
-  for (std::size_t i = 0; i < cut.size();) {
-    std::uint32_t u = 0;
-    std::size_t n = detail::decode_unit(cut, i, u);
-    if (u >= detail::k_invalid_unit)
-      clean += "\xEF\xBF\xBD";
-    else
-      clean.append(cut.substr(i, n));
-    i += n;
-  }
   std::string out;
-  json::append_quoted(clean, out);
+  json::append_quoted(replace_invalid_utf8(cut), out);
   if (cut.size() < redacted.size()) out.insert(out.size() - 1, "...");
   return out;
 }
@@ -120,9 +109,10 @@ std::string show_pattern(std::string_view pattern) {
   std::string out = "/";
   for (std::size_t i = 0; i < cut.size();) {
     std::uint32_t u = 0;
-    std::size_t n = detail::decode_unit(cut, i, u);
-    if (u >= detail::k_invalid_unit) {
+    std::size_t n = decode_utf8(cut, i, u);
+    if (n == 0) {
       out += "\xEF\xBF\xBD";
+      n = 1;
     } else if (u < 0x20 || u == 0x7f) {
       out += "\\x";
       out += hex[u >> 4];
@@ -246,7 +236,8 @@ std::size_t count_units(std::string_view s) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++n) {
     std::uint32_t u = 0;
-    i += detail::decode_unit(s, i, u);
+    const std::size_t len = decode_utf8(s, i, u);
+    i += len == 0 ? 1 : len; // an invalid byte is one unit
   }
   return n;
 }

@@ -29,8 +29,8 @@ const std::vector<TypeInfo> &type_table() {
       {"contains_all", false, {{"values", "required"}}, "the answer contains every one of `values`",
        R"({"type": "contains_all", "values": ["order", "refund"]})"},
       {"regex", false, {{"pattern", "required"}, {"ignore_case", "false"}},
-       "`pattern` matches somewhere in the answer (a linear-time engine: no backreferences or lookaround; "
-       "syntax in `gate/check/regex.hpp`); `ignore_case` is a leading `(?i)`",
+       "`pattern` matches somewhere in the answer (RE2, linear time: no backreferences or lookaround; "
+       "[Regex dialect](#regex-dialect)); `ignore_case` is a leading `(?i)`",
        R"({"type": "regex", "pattern": "^\\d{3}-\\d{4}$"})"},
       {"json", false, {{"paths", "[]"}},
        "the answer (trimmed), else the body of its first fenced code block tagged json, else of its first "

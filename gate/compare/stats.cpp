@@ -8,6 +8,10 @@
 #include <random>
 #include <string>
 
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/hypergeometric.hpp>
+
+#include <gate/metrics/math_policy.hpp>
 #include <gate/util/error.hpp>
 
 namespace gate::compare {
@@ -28,55 +32,26 @@ void require_count(std::int64_t c, std::int64_t n, const std::string& side) {
     fail(side + " runs exceed " + std::to_string(max_count) + ", got " + std::to_string(n));
 }
 
-// log Σ exp(v_i), accumulated one term at a time and stable at any magnitude,
-// so a tail far below 1e-300 underflows only at the final exp.
-struct LogSum {
-  double top = -std::numeric_limits<double>::infinity();
-  double sum = 0;
-  void add(double v) {
-    if (v > top) {
-      sum = sum * std::exp(top - v) + 1;
-      top = v;
-    } else {
-      sum += std::exp(v - top);
-    }
-  }
-  double value() const { return top + std::log(sum); }
-};
-
-// Tail of a discrete law on lo..hi whose pmf ratio P(x+1)/P(x) is
-// ratio(x): P(X <= x0) when lower, else P(X >= x0). Log weights are built
-// from the ratios rather than lgamma, which is not thread-safe in glibc
-// (signgam) and loses digits at large n.
-template <typename Ratio>
-double tail(std::int64_t lo, std::int64_t hi, std::int64_t x0, bool lower, Ratio ratio) {
-  LogSum whole, part;
-  double log_w = 0, carry = 0; // Kahan: thousands of steps would otherwise drift
-  for (std::int64_t x = lo;; ++x) {
-    whole.add(log_w);
-    if (lower ? x <= x0 : x >= x0) part.add(log_w);
-    if (x == hi) break;
-    double step = std::log(ratio(x)) - carry;
-    double next = log_w + step;
-    carry = (next - log_w) - step;
-    log_w = next;
-  }
-  return std::min(1.0, std::exp(part.value() - whole.value()));
-}
+using Hypergeometric = boost::math::hypergeometric_distribution<double, metrics::MathPolicy>;
+using Binomial = boost::math::binomial_distribution<double, metrics::MathPolicy>;
 
 // X = current passes is hypergeometric: N = n_a + n_b runs, K = c_a + c_b
-// passes, n_a drawn; P(x+1)/P(x) = (K−x)(n_a−x) / ((x+1)(N−K−n_a+x+1)).
+// passes, n_a drawn, X within lo..hi. Boost sums the pmf from the observed
+// point towards the nearer end, so the small tail keeps its digits.
 double fisher_tail(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::int64_t n_b, bool lower) {
   require_count(c_a, n_a, "current");
   require_count(c_b, n_b, "baseline");
-  std::int64_t big_n = n_a + n_b;
-  std::int64_t big_k = c_a + c_b;
-  std::int64_t lo = std::max<std::int64_t>(0, big_k - n_b);
-  std::int64_t hi = std::min(big_k, n_a);
-  return tail(lo, hi, c_a, lower, [&](std::int64_t x) {
-    return static_cast<double>(big_k - x) * static_cast<double>(n_a - x) /
-           (static_cast<double>(x + 1) * static_cast<double>(big_n - big_k - n_a + x + 1));
-  });
+  const std::int64_t big_n = n_a + n_b;
+  const std::int64_t big_k = c_a + c_b;
+  const std::int64_t lo = std::max<std::int64_t>(0, big_k - n_b);
+  const std::int64_t hi = std::min(big_k, n_a);
+  // P(X <= hi) and P(X >= lo) are certain; Boost has no x = lo − 1 to take
+  // the complement at.
+  if (lower ? c_a >= hi : c_a <= lo) return 1.0;
+  const Hypergeometric x(static_cast<unsigned>(big_k), static_cast<unsigned>(n_a), static_cast<unsigned>(big_n));
+  const double p = lower ? boost::math::cdf(x, static_cast<unsigned>(c_a))
+                         : boost::math::cdf(boost::math::complement(x, static_cast<unsigned>(c_a - 1)));
+  return std::min(1.0, p);
 }
 
 void require_p_values(const std::vector<double>& p) {
@@ -253,11 +228,9 @@ McNemarResult mcnemar_exact(std::int64_t b, std::int64_t c) {
   McNemarResult r;
   r.discordant = b + c;
   if (r.discordant == 0) return r;
-  // B ~ Binomial(n, 1/2): P(i+1)/P(i) = (n−i)/(i+1).
-  std::int64_t n = r.discordant;
-  auto ratio = [n](std::int64_t i) { return static_cast<double>(n - i) / static_cast<double>(i + 1); };
-  r.p_more = tail(0, n, b, false, ratio);
-  r.p_fewer = tail(0, n, b, true, ratio);
+  const Binomial x(static_cast<double>(r.discordant), 0.5);
+  r.p_more = b == 0 ? 1.0 : std::min(1.0, boost::math::cdf(boost::math::complement(x, static_cast<double>(b - 1))));
+  r.p_fewer = std::min(1.0, boost::math::cdf(x, static_cast<double>(b)));
   r.p_two_sided = std::min(1.0, 2 * std::min(r.p_more, r.p_fewer));
   return r;
 }

@@ -17,8 +17,9 @@ namespace gate::compare {
 //   current:  c_a passes of n_a runs
 //   baseline: c_b passes of n_b runs
 // with both margins fixed, so the current passes X follow a hypergeometric
-// law. Exact at any size (log-space sums of pmf ratios, no lgamma), because
-// per-task run counts are small and a normal approximation would be far off.
+// law (Boost.Math's, summed from the observed point towards the nearer end,
+// so a tail far below 1e-300 keeps its digits). Exact, because per-task run
+// counts are small and a normal approximation would be far off.
 // A side with no runs carries no evidence: the p-value is then 1.
 //
 // P(X <= c_a): evidence that the current pass rate is lower ("regressed").

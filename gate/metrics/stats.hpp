@@ -17,18 +17,20 @@ struct Interval {
 // trials == 0 → [0, 1].
 Interval wilson(double successes, double trials);
 
+// The distributions are Boost.Math's (gate/metrics/math_policy.hpp says how
+// its errors are handled); the argument checks and their exceptions are gate's.
+
 // Quantile of Student's t distribution with `df` degrees of freedom
-// (df >= 1), e.g. t_quantile(0.975, 9) = 2.262157. Hill's 1970 start (as R's
-// qt) refined by Newton steps on the exact CDF; exact closed forms for df 1
-// and 2. Throws std::domain_error for p outside (0, 1) or df < 1.
+// (df >= 1), e.g. t_quantile(0.975, 9) = 2.262157. Throws std::domain_error
+// for p outside (0, 1) or df < 1.
 double t_quantile(double p, double df);
 
 // P(T <= t) for Student's t with `df` > 0 degrees of freedom, through the
-// regularized incomplete beta function (for paired t tests).
+// regularized incomplete beta function (for paired t tests). Throws
+// std::domain_error for df <= 0; NaN gives NaN.
 double t_cdf(double t, double df);
 
-// Φ⁻¹(p) of the standard normal, Wichura's AS 241 (about 1e-16 relative).
-// Throws std::domain_error for p outside (0, 1).
+// Φ⁻¹(p) of the standard normal. Throws std::domain_error for p outside (0, 1).
 double normal_quantile(double p);
 
 // Mean ± t(0.975, T−1)·sd/√T of per-task rates, clipped to [0, 1]. T < 2 →

@@ -53,6 +53,23 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string replace_invalid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t len = decode_utf8(s, i, cp);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   std::size_t end = max_bytes;

@@ -13,6 +13,9 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp);
 
 // True when `s` is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool valid_utf8(std::string_view s);
+// `s` with every byte that does not start a valid sequence replaced by
+// U+FFFD, one per byte: the character gate's regex and snippets read it as.
+std::string replace_invalid_utf8(std::string_view s);
 // The longest prefix of at most `max_bytes` that does not cut a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
 // The value of a hexadecimal digit (either case), or -1.

@@ -50,6 +50,7 @@ const std::vector<Case> k_cases = {
     {"abc$", "abcx", false},
     {"abc$", "abc\n", true}, // $ also before a final \n
     {"abc$", "abc\n\n", false},
+    {"^(?:yes|no)$", "no\n", true},
     {"abc\\z", "abc\n", false},
     {"abc\\Z", "abc\n", true},
     {"^b", "a\nb", false},
@@ -148,7 +149,8 @@ const std::vector<Case> k_cases = {
     {"paris", "PARIS", false},
     {"(?i)[a-c]+", "XBC", true},
     {"(?i)[^a]", "A", false},
-    {"(?i)\xC3\xA9", "\xC3\x89", false}, // é vs É: ASCII folding only
+    {"(?i)\xC3\xA9", "\xC3\x89", true}, // é vs É: Unicode simple case folding
+    {"\xC3\xA9", "\xC3\x89", false},
     {"a(?i)b", "aB", true},
     {"a(?i)b", "AB", false},
     {"a(?i:b)c", "aBc", true},
@@ -156,6 +158,18 @@ const std::vector<Case> k_cases = {
     {"(?i)\\bCAT\\b", "the cat", true},
     {"(?i)(?-i:a)", "A", false},
     {"(?i)\\w\\d", "Q7", true},
+    {"(?i)\xCF\x83", "\xCE\xA3", true},   // σ and Σ
+    {"(?i)^\\w$", "\xC3\xA9", false}, // \w stays ASCII
+    // Unicode classes
+    {"^\\p{L}+$", "caf\xC3\xA9", true},
+    {"^\\p{L}+$", "caf\xC3\xA9!", false},
+    {"\\p{Greek}", "abc", false},
+    {"\\p{Greek}", "\xCE\xB1", true}, // α
+    {"^[\\p{Lu}\\d]+$", "AB1", true},
+    {"^[\\p{Lu}\\d]+$", "Ab1", false},
+    {"\\PL", "abc", false},
+    {"\\pN", "x5", true},
+    {"\\p{^Greek}", "\xCE\xB1", false},
     // escapes
     {"a\\.b", "a.b", true},
     {"a\\.b", "axb", false},
@@ -227,7 +241,7 @@ TEST_CASE("regex: pathological patterns finish with the right answer") {
 
 TEST_CASE("regex: many DFA states (cache rebuilt) keep the answer right") {
   // a[ab]{12}c needs the last 13 characters' 'a' positions: up to 2^13
-  // states, above the cache cap, on text with no 'c' until the end.
+  // DFA states, more than RE2's budget keeps, on text with no 'c' until the end.
   std::string text;
   unsigned x = 12345;
   for (int i = 0; i < 60000; ++i) {
@@ -279,7 +293,15 @@ TEST_CASE("regex: rejected patterns name the place and the problem") {
       {"[abc", "missing ']'"},
       {"[z-a]", "range out of order"},
       {"[a-\\d]", "range cannot end"},
-      {"\\p{L}", "property classes"},
+      {"\\p{Foo}", "unknown Unicode class \\p{Foo}"},
+      {"a\\pX", "class \\p{X} (a category such as Lu or a script such as Greek) at position 2"},
+      {"\\p", "bad \\p class"},
+      {"\\p{L", "bad \\p{...} class"},
+      {"a$b", "pattern after `$` or \\Z is not supported (end the pattern there, or use \\z or (?m)$) at position 3"},
+      {"(a$)\\n", "pattern after `$`"},
+      {"a\\Z$", "pattern after `$`"},
+      {"(a$)*", "a repeated `$`"},
+      {"(?:yes$|no)x", "pattern after `$`"},
       {"\\q", "unknown escape \\q"},
       {"a\\", "trailing backslash"},
       {"a{3,2}", "n < m"},
@@ -312,7 +334,7 @@ TEST_CASE("regex: the largest allowed counts compile") {
 }
 
 TEST_CASE("regex: one Regex reused over many texts answers as a fresh one each time") {
-  // The lazily built DFA is kept between searches; its states must not
+  // RE2 keeps its lazily built DFA between searches; its states must not
   // carry anything from one text into the next (anchors, a final "\n",
   // an overflowing state cache).
   const char* patterns[] = {"^ab", "ab$", "(?m)^b", "\\bcat\\b", "x\\B", "(a|b)*a(a|b){11}c", "é+"};
@@ -348,10 +370,10 @@ TEST_CASE("regex: states kept between searches never change an answer") {
   auto second = std::make_unique<Regex>("abc", "t");
   for (const auto& [text, want] : texts)
     CHECK(second->search(text) == want);
-  second.reset(); // the kept states outlive it; the next object of the pattern still answers right
+  second.reset(); // the next object of the pattern still answers right
   Regex third("abc", "t");
   CHECK(third.search("--abc--"));
-  // More patterns than a thread keeps (16): evicted ones are rebuilt.
+  // Many patterns alive at once, each searched again after the others.
   std::vector<std::unique_ptr<Regex>> many;
   for (int i = 0; i < 40; ++i)
     many.push_back(std::make_unique<Regex>("n" + std::to_string(i) + "\\b", "t"));
