@@ -8,7 +8,7 @@
 #include <gate/net/http_client.hpp>
 #include <gate/util/error.hpp>
 
-namespace gate::cli {
+namespace gate::net {
 
 // The model client, made on first use from any worker thread: a replay
 // whose every response is cached needs no key. A mutex, not std::call_once:
@@ -19,12 +19,13 @@ namespace gate::cli {
 // client unmade, so the next call tries again, as call_once would.
 class LazyClient {
 public:
-  explicit LazyClient(const config::ModelConfig& model) : model_(model) {}
+  explicit LazyClient(const config::ModelConfig& model, const HttpOptions& options = {})
+      : model_(model), options_(options) {}
 
   model::ModelClient& get() {
     std::lock_guard lock(mutex_);
     if (!made_) {
-      client_ = net::make_http_client(model_);
+      client_ = make_http_client(model_, options_);
       made_ = true;
     }
     if (!client_) throw Error(Exit::cannot_run, "the model client could not be made");
@@ -33,9 +34,10 @@ public:
 
 private:
   const config::ModelConfig& model_;
+  HttpOptions options_;
   std::mutex mutex_;
   bool made_ = false; // guarded by mutex_
   std::unique_ptr<model::ModelClient> client_;
 };
 
-} // namespace gate::cli
+} // namespace gate::net
