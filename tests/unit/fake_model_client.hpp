@@ -5,11 +5,13 @@
 // kept, nothing on the network.
 
 #include <boost/json.hpp>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <gate/config/config.hpp>
 #include <gate/model/api.hpp>
 
 namespace gate::testing {
@@ -42,6 +44,20 @@ inline model::ApiResponse openai_error(int status, const std::string& message) {
       {"error", boost::json::object{{"message", message}, {"type", "invalid_request_error"}}}});
   r.attempt_log = {{status, "", 0, 5, std::nullopt}};
   return r;
+}
+
+// A configuration for run::execute against the fake: model "m" on a base URL
+// nothing listens on, one worker (a fixed call order), the cache given.
+inline config::Config fake_client_config(const std::filesystem::path& cache, config::CacheMode mode,
+                                         int runs) {
+  config::Config cfg;
+  cfg.model.name = "m";
+  cfg.model.base_url = "http://127.0.0.1:9/v1";
+  cfg.runs = runs;
+  cfg.concurrency = 1;
+  cfg.cache.dir = cache;
+  cfg.cache.mode = mode;
+  return cfg;
 }
 
 class FakeModelClient final : public model::ModelClient {

@@ -1,5 +1,6 @@
 #include <doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <gate/proxy/server.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/time.hpp>
+
+#include "../support/fake_upstream.hpp"
 
 namespace fs = std::filesystem;
 
@@ -143,4 +146,76 @@ TEST_CASE("start binds a free port; stop is idempotent") {
   CHECK_THROWS_AS(second.start(server.port(), 1), gate::Error);
   server.stop();
   server.stop();
+}
+
+namespace {
+
+struct UpstreamKey {
+  UpstreamKey() { ::setenv("GATE_PROXY_UNIT_KEY", "proxy-unit-key-0123456789", 1); }
+  ~UpstreamKey() { ::unsetenv("GATE_PROXY_UNIT_KEY"); }
+};
+
+gate::config::Config recording(const fs::path& dir, const std::string& base_url) {
+  gate::config::Config cfg = replay_only(dir);
+  cfg.model.base_url = base_url;
+  cfg.model.api_key_env = "GATE_PROXY_UNIT_KEY";
+  cfg.model.max_retries = 2;
+  cfg.cache.mode = gate::config::CacheMode::record;
+  return cfg;
+}
+
+// An upstream that answers `answer` after one `fault`.
+gate::testing::Script after_one(gate::testing::Fault fault, const std::string& answer) {
+  gate::testing::clear_network_env();
+  gate::testing::Script script;
+  script.rules = {{"", {answer}}};
+  fault.times = 1;
+  script.faults = {std::move(fault)};
+  return script;
+}
+
+} // namespace
+
+TEST_CASE(
+    "upstream calls retry as gate run's do: a 503 is retried, the agent gets the answer, it is recorded") {
+  UpstreamKey key;
+  ScratchCache scratch;
+  gate::testing::Fault f;
+  f.status = 503;
+  gate::testing::FakeUpstream upstream(after_one(f, "fine"));
+  upstream.start();
+  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
+  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})";
+  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  CHECK(upstream.requests() == 2);
+  CHECK(r.status == 200);
+  CHECK(r.body.find("fine") != std::string::npos);
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  CHECK(gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0)).entry);
+}
+
+TEST_CASE(
+    "a stream cut by an error event is retried before any byte reaches the agent; only the answer is kept") {
+  UpstreamKey key;
+  ScratchCache scratch;
+  gate::testing::Fault f;
+  f.status = 529;
+  f.stream = "error";
+  gate::testing::FakeUpstream upstream(after_one(f, "streamed fine"));
+  upstream.start();
+  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
+  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
+  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  CHECK(upstream.requests() == 2);
+  CHECK(r.status == 200);
+  CHECK(r.content_type.find("text/event-stream") == 0);
+  // The bytes as the upstream sent them, not assembled: the agent's SDK reads the events.
+  CHECK(r.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.body.find("partial answer") == std::string::npos);
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  auto hit = gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0));
+  REQUIRE(hit.entry);
+  CHECK(hit.entry->body == r.body);
+  // One time per event of the attempt that answered.
+  CHECK(hit.entry->event_ms.size() == gate::proxy::event_ends(r.body).size());
 }

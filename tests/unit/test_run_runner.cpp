@@ -41,17 +41,6 @@ gate::suite::Suite two_tasks() {
   return s;
 }
 
-gate::config::Config config_for(const std::filesystem::path& cache, gate::config::CacheMode mode) {
-  gate::config::Config cfg;
-  cfg.model.name = "m";
-  cfg.model.base_url = "http://127.0.0.1:9/v1"; // never called: the fake answers
-  cfg.runs = 2;
-  cfg.concurrency = 1;
-  cfg.cache.dir = cache;
-  cfg.cache.mode = mode;
-  return cfg;
-}
-
 struct Harness {
   gate::testing::TempDir tmp;
   gate::suite::Suite suite = two_tasks();
@@ -68,7 +57,9 @@ struct Harness {
     in.client = [this]() -> gate::model::ModelClient& { return client; };
     return gate::run::execute(in, {});
   }
-  gate::config::Config config(gate::config::CacheMode mode) { return config_for(tmp.path() / "cache", mode); }
+  gate::config::Config config(gate::config::CacheMode mode) {
+    return gate::testing::fake_client_config(tmp.path() / "cache", mode, 2);
+  }
 };
 
 void script_answers(FakeModelClient& c) {
