@@ -60,7 +60,8 @@ struct AttemptRecord {
 // What came back over the wire, before interpretation. A streamed answer
 // comes back assembled into the provider's non-streamed form
 // (to_non_streaming in stream.hpp), so everything downstream, the cache
-// included, sees one shape.
+// included, sees one shape; only a call with ApiCall::pass_through gets
+// the bytes as they came.
 struct ApiResponse {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers; // lowercase names
