@@ -9,7 +9,6 @@
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -23,7 +22,6 @@
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/terminal.hpp>
-#include <gate/util/time.hpp>
 
 namespace gate::proxy {
 

@@ -19,7 +19,6 @@
 #include <gate/util/redact.hpp>
 #include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>
-#include <gate/util/time.hpp>
 #include <gate/util/version.hpp>
 
 namespace gate::run {
