@@ -226,9 +226,13 @@ private:
       return out;
     }
     // A passed-through stream may be of an API the assembler does not know
-    // (no end marker it recognises), so only an error event retries it; a
-    // cut connection already failed the exchange.
-    out.retry = sr.state == model::StreamState::failed && retryable_stream(sr);
+    // (the Responses API): a missing end marker retries it only when the
+    // assembler recognised the stream (it read the provider's response id).
+    // A cut connection already failed the exchange.
+    const bool known = !sr.id.empty();
+    out.retry =
+        (sr.state == model::StreamState::failed || (known && sr.state == model::StreamState::incomplete)) &&
+        retryable_stream(sr);
     out.response = detail::to_response(std::move(a), latency_ms);
     out.response.ttft_ms = sr.ttft_ms;
     out.assembled = std::move(assembled);

@@ -67,8 +67,10 @@ struct HttpOptions {
 // ApiCall's proxy fields (gate proxy forwards an agent's calls): a GET is
 // sent without a body; passed-on headers replace the defaults (never the
 // credentials: Error(bad_input)); with pass_through the body comes back as
-// it came, a stream not assembled, and only a stream's error event (not a
-// missing end marker) retries it; `abandoned` stops the attempts.
+// it came, a stream not assembled, retried on an error event, and on a
+// missing end marker only when the stream carried the provider's response
+// id (a chat completion or message stream, not one of an API the stream
+// reader does not know); `abandoned` stops the attempts.
 std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m,
                                                      const HttpOptions& options = {});
 

@@ -219,3 +219,19 @@ TEST_CASE(
   // One time per event of the attempt that answered.
   CHECK(hit.entry->event_ms.size() == gate::proxy::event_ends(r.body).size());
 }
+
+TEST_CASE("a chat completion stream cut before its end marker is retried; the agent gets the whole stream") {
+  UpstreamKey key;
+  ScratchCache scratch;
+  gate::testing::Fault f;
+  f.stream = "cut";
+  gate::testing::FakeUpstream upstream(after_one(f, "whole answer"));
+  upstream.start();
+  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
+  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
+  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  CHECK(upstream.requests() == 2);
+  CHECK(r.status == 200);
+  CHECK(r.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.body.find("partial answer") == std::string::npos);
+}
