@@ -164,74 +164,74 @@ gate::config::Config recording(const fs::path& dir, const std::string& base_url)
   return cfg;
 }
 
-// An upstream that answers `answer` after one `fault`.
-gate::testing::Script after_one(gate::testing::Fault fault, const std::string& answer) {
+const std::string k_chat = R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})";
+const std::string k_streamed = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
+
+// One recorded call of `body` through the proxy to an upstream that answers
+// `answer` after one `fault`: what the agent got, how many requests the
+// upstream saw, and what the cache holds.
+struct AfterFault {
+  gate::proxy::Reply reply;
+  std::uint64_t upstream_requests = 0;
+  gate::cache::Lookup recorded;
+};
+
+AfterFault call_after(gate::testing::Fault fault, const std::string& answer, const std::string& body) {
+  UpstreamKey key;
+  ScratchCache scratch;
   gate::testing::clear_network_env();
   gate::testing::Script script;
   script.rules = {{"", {answer}}};
   fault.times = 1;
   script.faults = {std::move(fault)};
-  return script;
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
+  AfterFault out;
+  out.reply = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  out.upstream_requests = upstream.requests();
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  out.recorded = gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0));
+  return out;
 }
 
 } // namespace
 
 TEST_CASE(
     "upstream calls retry as gate run's do: a 503 is retried, the agent gets the answer, it is recorded") {
-  UpstreamKey key;
-  ScratchCache scratch;
   gate::testing::Fault f;
   f.status = 503;
-  gate::testing::FakeUpstream upstream(after_one(f, "fine"));
-  upstream.start();
-  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
-  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})";
-  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
-  CHECK(upstream.requests() == 2);
-  CHECK(r.status == 200);
-  CHECK(r.body.find("fine") != std::string::npos);
-  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
-  CHECK(gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0)).entry);
+  AfterFault r = call_after(f, "fine", k_chat);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.body.find("fine") != std::string::npos);
+  CHECK(r.recorded.entry);
 }
 
 TEST_CASE(
     "a stream cut by an error event is retried before any byte reaches the agent; only the answer is kept") {
-  UpstreamKey key;
-  ScratchCache scratch;
   gate::testing::Fault f;
   f.status = 529;
   f.stream = "error";
-  gate::testing::FakeUpstream upstream(after_one(f, "streamed fine"));
-  upstream.start();
-  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
-  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
-  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
-  CHECK(upstream.requests() == 2);
-  CHECK(r.status == 200);
-  CHECK(r.content_type.find("text/event-stream") == 0);
+  AfterFault r = call_after(f, "streamed fine", k_streamed);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.content_type.find("text/event-stream") == 0);
   // The bytes as the upstream sent them, not assembled: the agent's SDK reads the events.
-  CHECK(r.body.find("data: [DONE]") != std::string::npos);
-  CHECK(r.body.find("partial answer") == std::string::npos);
-  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
-  auto hit = gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0));
-  REQUIRE(hit.entry);
-  CHECK(hit.entry->body == r.body);
+  CHECK(r.reply.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.reply.body.find("partial answer") == std::string::npos);
+  REQUIRE(r.recorded.entry);
+  CHECK(r.recorded.entry->body == r.reply.body);
   // One time per event of the attempt that answered.
-  CHECK(hit.entry->event_ms.size() == gate::proxy::event_ends(r.body).size());
+  CHECK(r.recorded.entry->event_ms.size() == gate::proxy::event_ends(r.reply.body).size());
 }
 
 TEST_CASE("a chat completion stream cut before its end marker is retried; the agent gets the whole stream") {
-  UpstreamKey key;
-  ScratchCache scratch;
   gate::testing::Fault f;
   f.stream = "cut";
-  gate::testing::FakeUpstream upstream(after_one(f, "whole answer"));
-  upstream.start();
-  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()));
-  const std::string body = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
-  auto r = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
-  CHECK(upstream.requests() == 2);
-  CHECK(r.status == 200);
-  CHECK(r.body.find("data: [DONE]") != std::string::npos);
-  CHECK(r.body.find("partial answer") == std::string::npos);
+  AfterFault r = call_after(f, "whole answer", k_streamed);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.reply.body.find("partial answer") == std::string::npos);
 }
