@@ -151,7 +151,7 @@ TEST_CASE("start binds a free port; stop is idempotent") {
 namespace {
 
 struct UpstreamKey {
-  UpstreamKey() { ::setenv("GATE_PROXY_UNIT_KEY", "proxy-unit-key-0123456789", 1); }
+  UpstreamKey() { ::setenv("GATE_PROXY_UNIT_KEY", "proxy-unit-key-qZ8kVw3TxLmR", 1); }
   ~UpstreamKey() { ::unsetenv("GATE_PROXY_UNIT_KEY"); }
 };
 
