@@ -43,6 +43,7 @@ struct Job {
 
 struct JobResult {
   std::vector<std::string> missing_keys; // replay-only misses seen by the proxy in this run's scope
+  std::string record_error;              // an answer of this run could not be recorded
   std::filesystem::path kept_workdir;    // set when the work copy was kept
   bool interrupted = false;              // ended early because `stop` was set: not a result
 };

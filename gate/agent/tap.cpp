@@ -49,8 +49,9 @@ std::string encode_segment(const std::string& s) {
 
 // Every agent of the run's workers can wait on the model at once; more
 // threads than that would only sit idle.
-Tap::Tap(const config::Config& cfg, const Environment& env)
-    : provider_(cfg.model.provider), threads_(std::clamp(cfg.concurrency, 2, 64)), proxy_(cfg, env) {
+Tap::Tap(const config::Config& cfg, const Environment& env, proxy::Server::ClientSource client)
+    : provider_(cfg.model.provider), threads_(std::clamp(cfg.concurrency, 2, 64)),
+      proxy_(cfg, env, std::move(client)) {
   proxy_.observe([this](const proxy::Observation& o) { note(o); });
 }
 
@@ -94,6 +95,7 @@ void Tap::note(const proxy::Observation& o) {
     log.usage_known = false;
   }
   if (o.missed) log.missing_keys.push_back(o.key);
+  if (!o.record_error.empty() && log.record_error.empty()) log.record_error = o.record_error;
 }
 
 proxy::Reply Tap::handle(const std::string& method, const std::string& target, const std::string& host,

@@ -20,6 +20,7 @@ struct ScopeLog {
   int cache_hits = 0;                                    // requests answered from the cache
   std::int64_t prompt_tokens = 0, completion_tokens = 0; // summed over the answers
   bool usage_known = true;                               // false when an answer reported no usage
+  std::string record_error; // the first answer that could not be recorded, if any
 };
 
 // The agents' endpoint for one `gate run`: an in-process proxy::Server
@@ -28,7 +29,10 @@ struct ScopeLog {
 // run's trajectory), usage, cache hits and replay-only misses.
 class Tap {
 public:
-  Tap(const config::Config& cfg, const Environment& env);
+  // `client`: what the proxy's upstream calls go through (the runner's, so
+  // that agents and model tasks share one rate limit); empty = its own,
+  // made from `env` as the proxy's would be.
+  Tap(const config::Config& cfg, const Environment& env, proxy::Server::ClientSource client = {});
   ~Tap();
   Tap(const Tap&) = delete;
   Tap& operator=(const Tap&) = delete;

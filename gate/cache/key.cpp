@@ -34,6 +34,17 @@ std::string make_key(std::string_view provider, std::string_view path, std::stri
   return h.hex();
 }
 
+// call_key := sha256(field("provider") field("path") field("request") field("run") field("occurrence",
+// decimal))
+std::string make_call_key(std::string_view provider, std::string_view path,
+                          std::string_view canonical_request, std::string_view run, int occurrence) {
+  Sha256 h;
+  add_request(h, provider, path, canonical_request);
+  add_field(h, "run", run);
+  add_field(h, "occurrence", std::to_string(occurrence));
+  return h.hex();
+}
+
 // fingerprint := sha256(field("provider") field("path") field("request"))
 std::string make_fingerprint(std::string_view provider, std::string_view path,
                              std::string_view canonical_request) {

@@ -28,6 +28,17 @@ namespace gate::cache {
 //   field(n, v) := n "\0" decimal(byte length of v) ":" v
 std::string make_key(std::string_view provider, std::string_view path, std::string_view canonical_request,
                      int replica);
+// The key of an agent's call through the proxy, whose requests a run
+// makes in an order of the agent's choosing: `run` names the run (a path
+// segment, so text) and `occurrence` counts the identical requests before
+// this one within that run. Its fields are named apart from make_key's, so
+// the two kinds of key never meet:
+//
+//   call_key    := sha256hex(field("provider", provider) field("path", path)
+//                            field("request", request) field("run", run)
+//                            field("occurrence", decimal(occurrence)))
+std::string make_call_key(std::string_view provider, std::string_view path,
+                          std::string_view canonical_request, std::string_view run, int occurrence);
 // The same without the replica: identifies "the same request" across runs
 // and reports (the request fingerprint).
 std::string make_fingerprint(std::string_view provider, std::string_view path,

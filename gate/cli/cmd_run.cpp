@@ -6,11 +6,11 @@
 #include <unordered_map>
 
 #include <gate/cli/common.hpp>
-#include <gate/cli/lazy_client.hpp>
 #include <gate/cli/progress.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/signals.hpp>
 #include <gate/net/http_client.hpp>
+#include <gate/net/lazy_client.hpp>
 #include <gate/prompt/apply.hpp>
 #include <gate/render/junit.hpp>
 #include <gate/render/markdown.hpp>
@@ -233,7 +233,7 @@ RunResult run_from_options(const po::variables_map& vm) {
 
   std::optional<cache::Store> store;
   if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
-  LazyClient client(cfg.model);
+  net::LazyClient client(cfg.model, process_env());
   run::Inputs in;
   in.suite = &s;
   in.cases = cases;

@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
-#include <gate/cli/lazy_client.hpp>
 #include <gate/cli/progress.hpp>
 #include <gate/cli/signals.hpp>
 #include <gate/compare/confirm.hpp>
+#include <gate/net/lazy_client.hpp>
 #include <gate/run/runner.hpp>
 #include <gate/util/terminal.hpp>
 
@@ -32,8 +32,8 @@ struct Made {
   bool tokens_known = true; // every fresh call reported its usage
 };
 
-void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store* store, LazyClient& client,
-                  bool quiet, Made& made) {
+void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store* store,
+                  net::LazyClient& client, bool quiet, Made& made) {
   // One execute() per first replica: the runner numbers one batch's runs alike.
   std::set<int> firsts(side.first_replica.begin(), side.first_replica.end());
   for (int first : firsts) {
@@ -166,7 +166,7 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
   if (!quiet)
     std::cerr << "gate: confirming: " << plan.picks.size() << " tasks × " << ask.runs
               << " fresh runs per side (at most " << plan.calls << " calls)\n";
-  LazyClient client(fresh.model);
+  net::LazyClient client(fresh.model, process_env());
   Made base_made, cur_made;
   execute_side(base_side, fresh, store ? &*store : nullptr, client, quiet, base_made);
   execute_side(cur_side, fresh, store ? &*store : nullptr, client, quiet, cur_made);

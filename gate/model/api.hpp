@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,22 @@ struct ApiCall {
   std::string body;            // canonical JSON
   bool stream = false;         // the body asks for SSE (with_streaming); the client reads events
   std::int64_t max_tokens = 0; // the body's completion limit, for the token budget estimate
+
+  // What the proxy (proxy/server.cpp) forwards for an agent needs besides:
+  std::string method = "POST"; // or "GET", sent without a body
+  // Request headers the caller passes on (lowercase; anthropic-version,
+  // anthropic-beta), replacing the client's default of the same name.
+  std::vector<std::pair<std::string, std::string>> headers = {};
+  // The response body as it came (redacted), a stream's events not
+  // assembled: an agent's SDK reads them itself.
+  bool pass_through = false;
+  // When set, sees each piece of an attempt's body as it arrives (`attempt`
+  // counts from 0; `ms` since that attempt was sent), before redaction:
+  // for timing a stream, never for keeping its text.
+  std::function<void(int attempt, std::string_view piece, double ms)> on_body = {};
+  // When set, asked before each attempt and every 50 ms during one: true
+  // gives the call up (status 0, "connection: ..."), no retry.
+  std::function<bool()> abandoned = {};
 };
 
 struct Usage {
@@ -43,7 +60,8 @@ struct AttemptRecord {
 // What came back over the wire, before interpretation. A streamed answer
 // comes back assembled into the provider's non-streamed form
 // (to_non_streaming in stream.hpp), so everything downstream, the cache
-// included, sees one shape.
+// included, sees one shape; only a call with ApiCall::pass_through gets
+// the bytes as they came.
 struct ApiResponse {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers; // lowercase names

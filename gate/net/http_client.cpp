@@ -48,13 +48,16 @@ public:
   StreamReader(const std::string& provider, Mono::time_point start)
       : start_(start), assembler_(provider, 0.0) {}
 
-  detail::BodySink sink() {
-    return [this](int status, std::string_view content_type, std::string_view piece) {
-      if (status / 100 != 2 || !starts_with_ci(content_type, "text/event-stream")) return;
-      active_ = true;
-      for (const auto& e : decoder_.feed(piece))
-        assembler_.on_event(e.event, e.data, ms_since(start_));
-    };
+  // `watch`, when set, sees every piece of the body first.
+  detail::BodySink sink(std::function<void(std::string_view piece, double ms)> watch = {}) {
+    return
+        [this, watch = std::move(watch)](int status, std::string_view content_type, std::string_view piece) {
+          if (watch) watch(piece, ms_since(start_));
+          if (status / 100 != 2 || !starts_with_ci(content_type, "text/event-stream")) return;
+          active_ = true;
+          for (const auto& e : decoder_.feed(piece))
+            assembler_.on_event(e.event, e.data, ms_since(start_));
+        };
   }
   bool active() const { return active_; }
   bool over_limit() const { return decoder_.failed(); }
@@ -110,6 +113,7 @@ public:
     const auto rate_limit_end = detail::after(rate_limit_budget_s_);
     for (int attempt = 0;; ++attempt) {
       attempts = attempt + 1;
+
       // The limiter may hold a call for a while in a storm; the attempt's
       // own deadline starts once it is let through.
       auto budget_deadline = detail::after((max_retries_ + 1) * (timeout_s_ + options.backoff_cap_s) +
@@ -124,9 +128,9 @@ public:
         log.push_back({0, model::to_string(model::Bucket::timeout), waited_ms, 0, std::nullopt});
         return finish_call(detail::to_response(std::move(late), 0), log);
       }
-      Outcome out = attempt_once(call, req);
+      Outcome out = attempt_once(call, req, attempt);
       model::ApiResponse& response = out.response;
-      model::Reply reply = model::parse_response(provider_, response);
+      model::Reply reply = model::parse_response(provider_, out.assembled ? *out.assembled : response);
       log.push_back(
           {response.status, model::to_string(reply.bucket), waited_ms, response.latency_ms, reply.usage});
       waited_ms = 0;
@@ -138,7 +142,8 @@ public:
       limiter_.on_response(permit.permit, response.status, out.asked, used);
       if (response.status != 429) last_unlimited_ = Mono::now().time_since_epoch().count();
 
-      if (!out.retry) return finish_call(std::move(response), log);
+      // A caller that gave up wants no further attempt.
+      if (!out.retry || (call.abandoned && call.abandoned())) return finish_call(std::move(response), log);
       // Waiting longer than the cap would stall a worker; the response
       // (with its retry-after) goes back to the caller instead.
       if (out.asked && *out.asked > options.backoff_cap_s) return finish_call(std::move(response), log);
@@ -174,17 +179,25 @@ private:
   }
 
   struct Outcome {
-    model::ApiResponse response; // a streamed answer assembled into the plain form
+    model::ApiResponse response; // a streamed answer assembled into the plain form, unless passed through
+    std::optional<model::ApiResponse> assembled; // a passed-through stream, assembled: for usage and buckets
     bool retry = false;
     std::optional<double> asked; // the server's retry-after, if it sent one
   };
 
   // One request and its response, read as events when it streams.
-  Outcome attempt_once(const model::ApiCall& call, const detail::Request& req) const {
+  Outcome attempt_once(const model::ApiCall& call, const detail::Request& req, int attempt) const {
     auto start = Mono::now();
     StreamReader reader(provider_, start);
-    Exchange a = transport_.exchange(req, detail::after(timeout_s_), timeout_s_,
-                                     call.stream ? reader.sink() : detail::BodySink{});
+    detail::BodySink sink;
+    if (call.stream || call.on_body) {
+      std::function<void(std::string_view, double)> watch;
+      if (call.on_body)
+        watch = [&call, attempt](std::string_view piece, double ms) { call.on_body(attempt, piece, ms); };
+      sink = reader.sink(std::move(watch));
+    }
+    Exchange a = transport_.exchange(req, detail::after(timeout_s_), timeout_s_, sink,
+                                     call.abandoned ? &call.abandoned : nullptr);
     double latency_ms = ms_since(start);
     Outcome out;
     bool answered = a.failure == Failure::none;
@@ -204,10 +217,25 @@ private:
       out.retry = false;
       return out;
     }
-    out.response = model::to_non_streaming(provider_, sr, a.response);
-    out.response.latency_ms = latency_ms;
+    model::ApiResponse assembled = model::to_non_streaming(provider_, sr, a.response);
+    assembled.latency_ms = latency_ms;
+    assembled.ttft_ms = sr.ttft_ms;
+    if (!call.pass_through) {
+      out.response = std::move(assembled);
+      out.retry = sr.state != model::StreamState::complete && retryable_stream(sr);
+      return out;
+    }
+    // A passed-through stream may be of an API the assembler does not know
+    // (the Responses API): a missing end marker retries it only when the
+    // assembler recognised the stream (it read the provider's response id).
+    // A cut connection already failed the exchange.
+    const bool known = !sr.id.empty();
+    out.retry =
+        (sr.state == model::StreamState::failed || (known && sr.state == model::StreamState::incomplete)) &&
+        retryable_stream(sr);
+    out.response = detail::to_response(std::move(a), latency_ms);
     out.response.ttft_ms = sr.ttft_ms;
-    out.retry = sr.state != model::StreamState::complete && retryable_stream(sr);
+    out.assembled = std::move(assembled);
     return out;
   }
 
@@ -217,8 +245,11 @@ private:
   }
 
   detail::Request make_request(const model::ApiCall& call) const {
-    detail::Request req = transport_.make_request(http::verb::post, call.path);
-    req.set(http::field::content_type, "application/json");
+    const bool get = call.method == "GET";
+    if (!get && call.method != "POST")
+      throw_bad_input("model client: unsupported method " + redact(call.method));
+    detail::Request req = transport_.make_request(get ? http::verb::get : http::verb::post, call.path);
+    if (!get) req.set(http::field::content_type, "application/json");
     req.set(http::field::accept, call.stream ? "text/event-stream" : "application/json");
     if (provider_ == "anthropic") {
       req.set("x-api-key", key_);
@@ -226,8 +257,19 @@ private:
     } else {
       req.set(http::field::authorization, "Bearer " + key_);
     }
-    req.body() = call.body;
-    req.prepare_payload();
+    for (const auto& [name, value] : call.headers) {
+      // The credentials are the client's own, never a caller's.
+      if (name == "authorization" || name == "x-api-key")
+        throw_bad_input("model client: header \"" + name + "\" cannot be passed on");
+      for (unsigned char c : name + value)
+        if (c < 0x20 || c == 0x7f)
+          throw_bad_input("model client: header \"" + redact(name) + "\" holds a control character");
+      req.set(name, value);
+    }
+    if (!get) {
+      req.body() = call.body;
+      req.prepare_payload();
+    }
     return req;
   }
 

@@ -65,6 +65,14 @@ struct HttpOptions {
 // in flight (halved on 429/529, from expect_workers()) and pool-wide pauses
 // for a server's retry-after. Every attempt is in the response's
 // attempt_log (status, bucket, wait, latency, usage).
+//
+// ApiCall's proxy fields (gate proxy forwards an agent's calls): a GET is
+// sent without a body; passed-on headers replace the defaults (never the
+// credentials: Error(bad_input)); with pass_through the body comes back as
+// it came, a stream not assembled, retried on an error event, and on a
+// missing end marker only when the stream carried the provider's response
+// id (a chat completion or message stream, not one of an API the stream
+// reader does not know); `abandoned` stops the attempts.
 std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m, const Environment& env,
                                                      const HttpOptions& options = {});
 

@@ -97,7 +97,8 @@ std::optional<std::string> origin_form(std::string_view target, unsigned short p
 
 std::string request_key(std::string_view provider, const Target& t, std::string_view canonical_body,
                         int occurrence) {
-  return cache::make_key(provider, t.scope_path, canonical_body, occurrence);
+  const std::string path = t.task.empty() ? t.upstream_path : "/t/" + t.task + t.upstream_path;
+  return cache::make_call_key(provider, path, canonical_body, t.run, occurrence);
 }
 
 } // namespace gate::proxy

@@ -41,8 +41,9 @@ bool host_allowed(std::string_view host, unsigned short port);
 std::optional<std::string> origin_form(std::string_view request_target, unsigned short port);
 
 // The cache key of the `occurrence`-th (0-based) identical request body in
-// one scope: cache::make_key over the provider, the scoped path and the
-// canonical body, with the occurrence as the replica index.
+// one scope: cache::make_call_key over the provider, "/t/<task>" and the
+// upstream path (the upstream path alone for the session scope), the
+// canonical body, the run ("" for the session scope) and the occurrence.
 std::string request_key(std::string_view provider, const Target& t, std::string_view canonical_body,
                         int occurrence);
 

@@ -9,21 +9,19 @@
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <sys/socket.h>
 #include <thread>
 
-#include <gate/net/fetch.hpp>
 #include <gate/proxy/paced_write.hpp>
 #include <gate/proxy/route.hpp>
+#include <gate/replay/policy.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/terminal.hpp>
-#include <gate/util/time.hpp>
 
 namespace gate::proxy {
 
@@ -68,10 +66,18 @@ struct Server::Impl {
   std::vector<std::thread> threads;
 };
 
-Server::Server(const config::Config& cfg, const Environment& env)
-    : cfg_(cfg), store_(cfg.cache.dir), env_(env), key_(env.get(cfg.model.api_key_env)),
-      impl_(std::make_unique<Impl>()) {
-  register_secret(key_);
+Server::Server(const config::Config& cfg, const Environment& env, ClientSource client)
+    : cfg_(cfg), store_(cfg.cache.dir), env_(env), client_(std::move(client)), impl_(std::make_unique<Impl>()) {
+  // Known for redaction before any answer passes, even one from the cache.
+  register_secret(env_.get(cfg_.model.api_key_env));
+  if (!client_) {
+    own_client_ = std::make_unique<net::LazyClient>(cfg_.model, env_);
+    client_ = [this]() -> model::ModelClient& {
+      model::ModelClient& c = own_client_->get();
+      std::call_once(workers_told_, [&] { c.expect_workers(threads_); });
+      return c;
+    };
+  }
 }
 
 Server::~Server() { stop(); }
@@ -83,45 +89,52 @@ int Server::next_occurrence(const std::string& scope, const std::string& canonic
   return seen_[scope + std::string(1, '\0') + canonical_body]++;
 }
 
-Reply Server::forward(const std::string& method, const std::string& upstream_path,
-                      const std::vector<std::pair<std::string, std::string>>& headers,
-                      const std::string& body, EventClock* clock, const std::function<bool()>& client_gone) {
-  if (key_.empty())
-    return error_reply(502, "api_error",
-                       "gate proxy: $" + cfg_.model.api_key_env +
-                           " is not set, so it cannot call the upstream");
-  net::FetchRequest f;
-  f.method = method;
-  f.url = cfg_.model.base_url + upstream_path;
-  f.timeout_s = cfg_.model.timeout_s;
-  f.ca_file = cfg_.model.ca_file.string();
-  if (cfg_.model.provider == "anthropic") {
-    f.headers.emplace_back("x-api-key", key_);
-    std::string version = header_value(headers, "anthropic-version");
-    f.headers.emplace_back("anthropic-version", version.empty() ? "2023-06-01" : version);
-    if (std::string beta = header_value(headers, "anthropic-beta"); !beta.empty())
-      f.headers.emplace_back("anthropic-beta", beta);
-  } else {
-    f.headers.emplace_back("authorization", "Bearer " + key_);
+Server::Fresh Server::forward(const std::string& method, const std::string& upstream_path,
+                              const std::vector<std::pair<std::string, std::string>>& headers,
+                              const std::string& body, bool stream,
+                              const std::function<bool()>& client_gone) {
+  Fresh out;
+  model::ModelClient* client = nullptr;
+  try {
+    client = &client_();
+  } catch (const Error& e) {
+    out.reply =
+        error_reply(502, "api_error", std::string("gate proxy: cannot call the upstream: ") + e.what());
+    return out;
   }
-  if (!body.empty()) f.headers.emplace_back("content-type", "application/json");
-  f.body = body;
-  f.abandoned = client_gone;
-  if (clock != nullptr) {
-    f.on_body = [clock, started = std::chrono::steady_clock::now()](std::string_view piece) {
-      clock->feed(
-          piece,
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  model::ApiCall call;
+  call.provider = cfg_.model.provider;
+  call.path = upstream_path;
+  call.method = method;
+  call.body = body;
+  call.stream = stream;
+  call.pass_through = true;
+  for (const char* name : {"anthropic-version", "anthropic-beta"})
+    if (std::string v = header_value(headers, name); !v.empty() && cfg_.model.provider == "anthropic")
+      call.headers.emplace_back(name, v);
+  call.abandoned = client_gone;
+  // The events of the attempt that answered: a retried attempt's are dropped.
+  int timed_attempt = -1;
+  if (stream) {
+    call.on_body = [&](int attempt, std::string_view piece, double ms) {
+      if (attempt != timed_attempt) {
+        out.clock = EventClock{};
+        timed_attempt = attempt;
+      }
+      out.clock.feed(piece, ms);
     };
   }
-  model::ApiResponse a = net::fetch(f, env_);
-  if (a.status == 0) return error_reply(502, "api_error", "gate proxy: upstream " + a.body);
-  Reply r;
-  r.status = a.status;
-  r.body = std::move(a.body); // fetch redacted it
-  std::string type = header_value(a.headers, "content-type");
-  if (!type.empty()) r.content_type = type;
-  return r;
+  int attempts = 1;
+  out.response = client->send(call, attempts);
+  if (out.response.status == 0) {
+    out.reply = error_reply(502, "api_error", "gate proxy: upstream " + out.response.body);
+    return out;
+  }
+  out.reply.status = out.response.status;
+  out.reply.body = out.response.body; // the client redacted it
+  std::string type = header_value(out.response.headers, "content-type");
+  if (!type.empty()) out.reply.content_type = type;
+  return out;
 }
 
 Reply Server::handle(const std::string& method, const std::string& target, const std::string& host,
@@ -171,57 +184,51 @@ Reply Server::answer(const std::string& method, const Target& t,
   const std::string& key = seen.key;
   const config::CacheMode mode = cfg_.cache.mode;
 
-  if (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only) {
-    cache::Lookup hit = store_.get(key);
-    if (!hit.corrupt_reason.empty()) std::cerr << "gate proxy: " << terminal_safe(hit.corrupt_reason) << "\n";
-    if (hit.entry) {
-      Reply r;
-      r.status = hit.entry->status;
-      r.body = std::move(hit.entry->body);
-      r.content_type = stream ? "text/event-stream" : "application/json";
-      for (const auto& [n, v] : hit.entry->headers)
-        if (n == "content-type") r.content_type = v;
-      r.steps = plan_replay(r.body, hit.entry->event_ms, hit.entry->latency_ms, timing_);
-      seen.cache_hit = true;
-      return r;
-    }
-    if (mode == config::CacheMode::replay_only) {
-      std::string what = "gate proxy: replay-only cache miss for " + t.scope_path + " (occurrence " +
-                         std::to_string(occurrence) + "), key " + key;
-      std::cerr << terminal_safe(what) << "\n";
-      seen.missed = true;
-      return error_reply(404, "not_found_error", what);
-    }
+  replay::Decision d = replay::look_up(&store_, mode, key);
+  if (!d.warning.empty()) std::cerr << "gate proxy: " << terminal_safe(d.warning) << "\n";
+  if (d.verdict == replay::Verdict::hit) {
+    Reply r;
+    r.status = d.entry->status;
+    r.body = std::move(d.entry->body);
+    r.content_type = stream ? "text/event-stream" : "application/json";
+    for (const auto& [n, v] : d.entry->headers)
+      if (n == "content-type") r.content_type = v;
+    r.steps = plan_replay(r.body, d.entry->event_ms, d.entry->latency_ms, timing_);
+    seen.cache_hit = true;
+    return r;
+  }
+  if (d.verdict == replay::Verdict::miss) {
+    std::string what = "gate proxy: replay-only cache miss for " + t.scope_path + " (occurrence " +
+                       std::to_string(occurrence) + "), key " + key;
+    std::cerr << terminal_safe(what) << "\n";
+    seen.missed = true;
+    return error_reply(404, "not_found_error", what);
   }
 
-  const auto started = std::chrono::steady_clock::now();
-  EventClock clock;
-  Reply r = forward(method, t.upstream_path, headers, method == "POST" ? body : std::string(),
-                    stream ? &clock : nullptr, client_gone);
-  if (mode == config::CacheMode::off || r.status < 200 || r.status >= 300) return r;
-  cache::Entry e;
-  e.key = key;
-  e.provider = cfg_.model.provider;
-  e.path = t.scope_path;
-  e.replica = occurrence;
-  e.request = redact(canonical);
-  e.status = r.status;
-  e.headers.emplace_back("content-type", r.content_type);
-  e.body = r.body;
-  // Microseconds are finer than any network: more digits would only make
-  // the cache file longer.
-  for (double ms : clock.ms)
-    e.event_ms.push_back(std::round(ms * 1000) / 1000);
-  e.latency_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  e.recorded_at = utc_now_iso();
+  Fresh fresh =
+      forward(method, t.upstream_path, headers, method == "POST" ? body : std::string(), stream, client_gone);
+  if (!replay::records(&store_, mode, fresh.response.status >= 200 && fresh.response.status < 300))
+    return std::move(fresh.reply);
+  replay::Fresh f;
+  f.key = key;
+  f.provider = cfg_.model.provider;
+  f.path = t.scope_path;
+  f.replica = occurrence;
+  f.request = canonical;
+  f.response = &fresh.response;
+  f.event_ms = fresh.clock.ms;
+  f.latency_ms = fresh.response.latency_ms;
   try {
-    store_.put(e);
+    replay::record(store_, f);
   } catch (const Error& err) {
-    // The client still gets its answer; the run is just not recorded.
-    std::cerr << "gate proxy: not recorded: " << terminal_safe(err.what()) << "\n";
+    // An answer the agent acted on but the cache does not hold would make
+    // the recording look whole when it is not: the request fails instead.
+    seen.record_error = redact(err.what());
+    std::cerr << "gate proxy: not recorded: " << terminal_safe(seen.record_error) << "\n";
+    return error_reply(500, "api_error",
+                       "gate proxy: the answer could not be recorded: " + seen.record_error);
   }
-  return r;
+  return std::move(fresh.reply);
 }
 
 namespace {
@@ -389,6 +396,7 @@ void Server::start(unsigned short port, int threads) {
                 "gate proxy: cannot bind 127.0.0.1:" + std::to_string(port) + ": " + ec.message());
   }
   port_ = impl_->acceptor->local_endpoint().port();
+  threads_ = threads;
   accept_next(*impl_->acceptor, *this);
   for (int i = 0; i < threads; ++i)
     impl_->threads.emplace_back([io = impl_->io.get()] { io->run(); });

@@ -10,6 +10,8 @@
 
 #include <gate/cache/store.hpp>
 #include <gate/config/config.hpp>
+#include <gate/model/api.hpp>
+#include <gate/net/lazy_client.hpp>
 #include <gate/proxy/pacing.hpp>
 #include <gate/proxy/route.hpp>
 #include <gate/util/environment.hpp>
@@ -33,6 +35,7 @@ struct Observation {
   bool cache_hit = false; // answered from the cache, no upstream call
   bool missed = false;    // a replay-only miss (the reply is the 404)
   std::string key;        // the cache key; "" when the request had none (a body that is not JSON)
+  std::string record_error; // the answer could not be recorded (the reply is a 500): the run is not whole
   const std::string* request_body = nullptr;
   const Reply* reply = nullptr;
 };
@@ -45,9 +48,16 @@ struct Observation {
 // thread-safe itself) and are guarded by a mutex.
 class Server {
 public:
-  // The real key is `env`'s model.api_key_env; proxies and trust for the
-  // upstream come from `env` too (net/settings.hpp).
-  Server(const config::Config& cfg, const Environment& env);
+  // Makes (lazily: a replay needs no key) the client upstream calls go
+  // through; may throw Error, which the request gets as a 502.
+  using ClientSource = std::function<model::ModelClient&()>;
+
+  // Without `client`, the proxy makes its own net client from cfg.model and
+  // `env` (the key, proxies, trust: net/settings.hpp), as `gate run` does,
+  // told the thread count as its worker count. With one (agent::Tap), calls
+  // share that client's retries and rate limiter. The key in `env` is
+  // registered for redaction either way.
+  Server(const config::Config& cfg, const Environment& env, ClientSource client = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -79,16 +89,25 @@ private:
   Reply answer(const std::string& method, const Target& t,
                const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
                Observation& seen, const std::function<bool()>& client_gone);
-  // `clock`, when given, times the events of a streamed answer.
-  Reply forward(const std::string& method, const std::string& upstream_path,
+  // One upstream call through the model client: the reply for the client,
+  // the response as it came and, for a stream, its event times.
+  struct Fresh {
+    Reply reply;
+    model::ApiResponse response;
+    EventClock clock;
+  };
+  Fresh forward(const std::string& method, const std::string& upstream_path,
                 const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
-                EventClock* clock = nullptr, const std::function<bool()>& client_gone = {});
+                bool stream, const std::function<bool()>& client_gone);
   int next_occurrence(const std::string& scope, const std::string& canonical_body);
 
   config::Config cfg_;
   cache::Store store_;
-  Environment env_;  // for the upstream fetch: proxies, trust
-  std::string key_; // the real API key; never logged, never stored
+  Environment env_; // what its own client is made from
+  ClientSource client_;
+  std::unique_ptr<net::LazyClient> own_client_; // when no client was given
+  std::once_flag workers_told_;
+  int threads_ = 1;
   unsigned short port_ = 0;
   ReplayTiming timing_;
   std::function<void(const Observation&)> observer_;

@@ -12,13 +12,13 @@
 #include <gate/check/judge.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/prompt/apply.hpp>
+#include <gate/replay/policy.hpp>
 #include <gate/run/request.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/parallel.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>
-#include <gate/util/time.hpp>
 #include <gate/util/version.hpp>
 
 namespace gate::run {
@@ -72,6 +72,14 @@ struct Shared {
   int workers = 1;
   std::once_flag workers_told; // the client learns the worker count once
   agent::Tap* tap = nullptr;   // set when a selected case is an agent case
+
+  // The one client of the whole execute(): model tasks and the agents'
+  // proxied calls share its retries and rate limiter. May throw Error.
+  model::ModelClient& client() {
+    model::ModelClient& c = in.client();
+    std::call_once(workers_told, [&] { c.expect_workers(workers); });
+    return c;
+  }
 };
 
 bool fatal_bucket(model::Bucket b) {
@@ -128,33 +136,27 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
   const config::CacheMode mode = cfg.cache.mode;
   const std::string key = cache::make_key(p.call.provider, p.call.path, p.hashed_body, replica);
   Obtained o;
-  if (sh.in.store != nullptr &&
-      (mode == config::CacheMode::replay || mode == config::CacheMode::replay_only)) {
-    cache::Lookup found = sh.in.store->get(key);
-    if (!found.corrupt_reason.empty()) {
-      std::lock_guard lock(sh.mutex);
-      sh.outcome->warnings.push_back("corrupt cache entry treated as a miss: " + found.corrupt_reason);
-    }
-    if (found.entry) {
-      if (sh.in.trusted != nullptr) compare_with_trusted(sh, key, found.bytes, task_id, replica);
-      o.hit = true;
-      o.response.status = found.entry->status;
-      o.response.headers = found.entry->headers;
-      o.response.body = std::move(found.entry->body);
-      o.route_text = std::move(found.entry->route);
-    }
+  replay::Decision d = replay::look_up(sh.in.store, mode, key);
+  if (!d.warning.empty()) {
+    std::lock_guard lock(sh.mutex);
+    sh.outcome->warnings.push_back(std::move(d.warning));
   }
-  if (!o.hit && mode == config::CacheMode::replay_only) {
+  if (d.verdict == replay::Verdict::hit) {
+    if (sh.in.trusted != nullptr) compare_with_trusted(sh, key, d.bytes, task_id, replica);
+    o.hit = true;
+    o.response.status = d.entry->status;
+    o.response.headers = d.entry->headers;
+    o.response.body = std::move(d.entry->body);
+    o.route_text = std::move(d.entry->route);
+  } else if (d.verdict == replay::Verdict::miss) {
     std::lock_guard lock(sh.mutex);
     sh.outcome->misses.push_back({task_id, replica, key});
     o.missed = true;
     return o;
-  }
-  if (!o.hit) {
+  } else {
     model::ModelClient* client = nullptr;
     try {
-      client = &sh.in.client();
-      std::call_once(sh.workers_told, [&] { client->expect_workers(sh.workers); });
+      client = &sh.client();
     } catch (const Error& e) {
       set_fatal(sh, e.code(), e.what());
       o.no_client = true;
@@ -169,27 +171,19 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
                   " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")" +
                   remedy(o.reply.bucket));
   }
-  // Only a successful response is recorded: a failure is never replayed.
-  if (!o.hit && o.reply.bucket == model::Bucket::none && sh.in.store != nullptr &&
-      mode != config::CacheMode::off) {
-    cache::Entry e;
-    e.key = key;
-    e.provider = p.call.provider;
-    e.path = p.call.path;
-    e.replica = replica;
-    e.request = redact(p.hashed_body);
-    e.status = o.response.status;
-    for (const auto& [name, value] : o.response.headers)
-      if (cache::header_allowed(name)) e.headers.emplace_back(name, redact(value));
-    std::sort(e.headers.begin(), e.headers.end());
-    e.body = redact(o.response.body);
-    if (o.reply.usage)
-      e.usage = std::make_pair(o.reply.usage->prompt_tokens, o.reply.usage->completion_tokens);
-    e.latency_ms = o.response.latency_ms;
-    e.recorded_at = utc_now_iso();
-    e.route = sh.route_text;
+  if (!o.hit && replay::records(sh.in.store, mode, o.reply.bucket == model::Bucket::none)) {
+    replay::Fresh f;
+    f.key = key;
+    f.provider = p.call.provider;
+    f.path = p.call.path;
+    f.replica = replica;
+    f.request = p.hashed_body;
+    f.response = &o.response;
+    f.usage = o.reply.usage;
+    f.latency_ms = o.response.latency_ms;
+    f.route = sh.route_text;
     try {
-      sh.in.store->put(e);
+      replay::record(*sh.in.store, f);
     } catch (const Error& err) {
       set_fatal(sh, err.code(), err.what());
     }
@@ -332,11 +326,12 @@ bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& 
                  .stop = sh.in.stop,
                  .env = sh.in.env};
   agent::JobResult r = agent::run_job(job, run);
+  if (!r.record_error.empty()) set_fatal(sh, Exit::cannot_run, r.record_error);
   std::lock_guard lock(sh.mutex);
   for (const auto& key : r.missing_keys)
     sh.outcome->misses.push_back({c.id, replica, key});
   if (!r.missing_keys.empty()) {
-    run.error = "cache_miss";
+    run.error = replay::k_miss_error;
     run.passed = false;
   }
   if (!r.kept_workdir.empty())
@@ -357,7 +352,7 @@ bool execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& 
   run.index = replica;
   run.fingerprint = p.fingerprint;
   Obtained o = obtain(sh, p, replica, c.id, "task " + c.id);
-  if (o.missed) run.error = "cache_miss";
+  if (o.missed) run.error = replay::k_miss_error;
   if (o.missed || o.no_client) return true;
   run.cache_hit = o.hit;
   run.attempts = o.attempts;
@@ -449,7 +444,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   std::unique_ptr<agent::Tap> tap;
   if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == suite::Kind::agent; })) {
     if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
-    tap = std::make_unique<agent::Tap>(cfg, *in.env);
+    tap = std::make_unique<agent::Tap>(cfg, *in.env, [&sh]() -> model::ModelClient& { return sh.client(); });
     tap->start();
     sh.tap = tap.get();
   }

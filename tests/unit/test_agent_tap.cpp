@@ -17,6 +17,8 @@
 #include <gate/util/sha256.hpp>
 #include <tests/support/temp_dir.hpp>
 
+#include "fake_model_client.hpp"
+
 namespace fs = std::filesystem;
 using namespace gate::agent;
 
@@ -197,4 +199,41 @@ TEST_CASE("served over its port: idle keep-alive connections do not hold its thr
   CHECK(tap.take("k", 2).requests == 1);
   tap.stop(); // with connections still open
   tap.stop(); // idempotent
+}
+
+TEST_CASE(
+    "the tap's upstream calls go through the client it is given; a failed write is in the scope's log") {
+  gate::testing::TempDir tmp;
+  const fs::path cache = tmp.path() / "cache";
+  gate::testing::FakeModelClient client;
+  client.answer("hi", gate::testing::openai_answer("tap answer"));
+  Tap tap(config_for(cache, gate::config::CacheMode::record), gate::Environment{},
+          [&client]() -> gate::model::ModelClient& { return client; });
+  const std::string scoped = "/t/a/r/0/chat/completions";
+  auto first = tap.handle("POST", scoped, "127.0.0.1:0", {}, k_request);
+  CHECK(first.status == 200);
+  CHECK(first.body.find("tap answer") != std::string::npos);
+  REQUIRE(client.calls() == 1);
+  const gate::model::ApiCall sent = client.sent()[0];
+  CHECK(sent.path == "/chat/completions");
+  CHECK(sent.method == "POST");
+  CHECK(sent.pass_through);
+  ScopeLog log = tap.take("a", 0);
+  CHECK(log.requests == 1);
+  CHECK(log.record_error.empty());
+  CHECK(log.prompt_tokens == 3);
+
+  // The same request again is occurrence 1; its shard directory is made a
+  // symlink, which the store refuses to write through.
+  const std::string canonical = gate::json::canonical(boost::json::parse(k_request));
+  const std::string second_key =
+      gate::proxy::request_key("openai", *gate::proxy::parse_target(scoped), canonical, 1);
+  fs::create_directories(tmp.path() / "elsewhere");
+  if (!fs::exists(cache / second_key.substr(0, 2)))
+    fs::create_directory_symlink(tmp.path() / "elsewhere", cache / second_key.substr(0, 2));
+  auto second = tap.handle("POST", scoped, "127.0.0.1:0", {}, k_request);
+  CHECK(client.calls() == 2);
+  CHECK(second.status == 500);
+  log = tap.take("a", 0);
+  CHECK(log.record_error.find("symlink") != std::string::npos);
 }

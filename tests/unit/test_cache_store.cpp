@@ -88,6 +88,23 @@ TEST_CASE("make_key: pinned value, length-prefixed fields") {
         "d1da575337834cd56f45d8ecee68c8b0dfc010371fd530c246902fc4beeb37aa");
 }
 
+TEST_CASE("make_call_key: pinned value; the run and the occurrence are fields of their own") {
+  // printf
+  // 'provider\0006:openaipath\00021:/t/a/chat/completionsrequest\00013:{"model":"m"}run\0001:0occurrence\0001:2'
+  //   | sha256sum
+  const std::string key =
+      gate::cache::make_call_key("openai", "/t/a/chat/completions", R"({"model":"m"})", "0", 2);
+  CHECK(key == "09cf0071a878f9a99a5b9735e34accfa7ad629c236c8896e998144ed099469f0");
+  CHECK(gate::cache::make_call_key("openai", "/t/a/chat/completions", R"({"model":"m"})", "1", 2) != key);
+  CHECK(gate::cache::make_call_key("openai", "/t/a/chat/completions", R"({"model":"m"})", "0", 1) != key);
+  // A run "0" and occurrence 12 is not run "01" and occurrence 2.
+  CHECK(gate::cache::make_call_key("openai", "/p", "{}", "0", 12) !=
+        gate::cache::make_call_key("openai", "/p", "{}", "01", 2));
+  // Never a model task's key, whatever the numbers.
+  CHECK(gate::cache::make_call_key("openai", "/chat/completions", R"({"model":"m"})", "", 2) !=
+        make_key("openai", "/chat/completions", R"({"model":"m"})", 2));
+}
+
 TEST_CASE("make_key changes with each field and not otherwise") {
   const std::string base = make_key("openai", "/chat/completions", "{}", 0);
   CHECK(make_key("openai", "/chat/completions", "{}", 0) == base);

@@ -83,7 +83,9 @@ TEST_CASE("the key separates scope, body and occurrence") {
   auto session = *parse_target("/chat/completions");
   const std::string body = R"({"model":"m"})";
   CHECK(request_key("openai", run0, body, 0) ==
-        gate::cache::make_key("openai", "/t/a/r/0/chat/completions", body, 0));
+        gate::cache::make_call_key("openai", "/t/a/chat/completions", body, "0", 0));
+  CHECK(request_key("openai", session, body, 3) ==
+        gate::cache::make_call_key("openai", "/chat/completions", body, "", 3));
   CHECK(request_key("openai", run0, body, 0) != request_key("openai", run0, body, 1));
   CHECK(request_key("openai", run0, body, 0) != request_key("openai", run1, body, 0));
   CHECK(request_key("openai", run0, body, 0) != request_key("openai", session, body, 0));

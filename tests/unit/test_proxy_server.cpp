@@ -1,5 +1,6 @@
 #include <doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <gate/proxy/server.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/time.hpp>
+
+#include "../support/fake_upstream.hpp"
 
 namespace fs = std::filesystem;
 
@@ -143,4 +146,90 @@ TEST_CASE("start binds a free port; stop is idempotent") {
   CHECK_THROWS_AS(second.start(server.port(), 1), gate::Error);
   server.stop();
   server.stop();
+}
+
+namespace {
+
+// The environment the proxy's own client is made with: the upstream key only.
+gate::Environment upstream_key() {
+  return gate::environment_of({{"GATE_PROXY_UNIT_KEY", "proxy-unit-key-qZ8kVw3TxLmR"}});
+}
+
+gate::config::Config recording(const fs::path& dir, const std::string& base_url) {
+  gate::config::Config cfg = replay_only(dir);
+  cfg.model.base_url = base_url;
+  cfg.model.api_key_env = "GATE_PROXY_UNIT_KEY";
+  cfg.model.max_retries = 2;
+  cfg.cache.mode = gate::config::CacheMode::record;
+  return cfg;
+}
+
+const std::string k_chat = R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})";
+const std::string k_streamed = R"({"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true})";
+
+// One recorded call of `body` through the proxy to an upstream that answers
+// `answer` after one `fault`: what the agent got, how many requests the
+// upstream saw, and what the cache holds.
+struct AfterFault {
+  gate::proxy::Reply reply;
+  std::uint64_t upstream_requests = 0;
+  gate::cache::Lookup recorded;
+};
+
+AfterFault call_after(gate::testing::Fault fault, const std::string& answer, const std::string& body) {
+  ScratchCache scratch;
+  gate::testing::Script script;
+  script.rules = {{"", {answer}}};
+  fault.times = 1;
+  script.faults = {std::move(fault)};
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  gate::proxy::Server server(recording(scratch.dir, upstream.base_url()), upstream_key());
+  AfterFault out;
+  out.reply = server.handle("POST", "/t/a/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  out.upstream_requests = upstream.requests();
+  auto target = *gate::proxy::parse_target("/t/a/r/0/chat/completions");
+  out.recorded = gate::cache::Store(scratch.dir).get(gate::proxy::request_key("openai", target, body, 0));
+  return out;
+}
+
+} // namespace
+
+TEST_CASE(
+    "upstream calls retry as gate run's do: a 503 is retried, the agent gets the answer, it is recorded") {
+  gate::testing::Fault f;
+  f.status = 503;
+  AfterFault r = call_after(f, "fine", k_chat);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.body.find("fine") != std::string::npos);
+  CHECK(r.recorded.entry);
+}
+
+TEST_CASE(
+    "a stream cut by an error event is retried before any byte reaches the agent; only the answer is kept") {
+  gate::testing::Fault f;
+  f.status = 529;
+  f.stream = "error";
+  AfterFault r = call_after(f, "streamed fine", k_streamed);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.content_type.find("text/event-stream") == 0);
+  // The bytes as the upstream sent them, not assembled: the agent's SDK reads the events.
+  CHECK(r.reply.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.reply.body.find("partial answer") == std::string::npos);
+  REQUIRE(r.recorded.entry);
+  CHECK(r.recorded.entry->body == r.reply.body);
+  // One time per event of the attempt that answered.
+  CHECK(r.recorded.entry->event_ms.size() == gate::proxy::event_ends(r.reply.body).size());
+}
+
+TEST_CASE("a chat completion stream cut before its end marker is retried; the agent gets the whole stream") {
+  gate::testing::Fault f;
+  f.stream = "cut";
+  AfterFault r = call_after(f, "whole answer", k_streamed);
+  CHECK(r.upstream_requests == 2);
+  CHECK(r.reply.status == 200);
+  CHECK(r.reply.body.find("data: [DONE]") != std::string::npos);
+  CHECK(r.reply.body.find("partial answer") == std::string::npos);
 }
