@@ -43,7 +43,7 @@ void write_int(std::int64_t v, std::string& out);
 
 // A codec's read answers nullptr, or what the value should have been
 // ("a string"), or k_too_large.
-inline constexpr const char* k_too_large = "too large";
+inline constexpr char k_too_large[] = "too large";
 
 struct Text {
   static constexpr const char* expected = "a string";
@@ -345,6 +345,25 @@ template <class T> const Table& table_of() {
     return t;
   }();
   return t;
+}
+
+// ---- one described struct as a document of its own ----
+
+// Parses `text` into the struct at `obj` with the report reader's rules
+// (strict JSON, required and unknown fields, types); Error(bad_input)
+// naming `where` (report_read.cpp).
+void read_into(std::string_view text, const std::string& where, const Table& table, void* obj);
+
+template <class T> T read_described(std::string_view text, const std::string& where) {
+  T value{};
+  read_into(text, where, table_of<T>(), &value);
+  return value;
+}
+
+template <class T> std::string write_described(const T& value) {
+  std::string out;
+  write_object(value, out);
+  return out;
 }
 
 } // namespace gate::report::detail

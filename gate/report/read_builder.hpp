@@ -46,6 +46,9 @@ public:
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
   Builder(std::string where, const ReadOptions& o) : where_(std::move(where)), details_(o.details) {}
+  // Reads one described struct (`table`, at `root`) instead of a report.
+  Builder(std::string where, const Table& table, void* root)
+      : where_(std::move(where)), root_table_(&table), root_(root) {}
 
   Report report;
   std::string problem;  // a syntax-level fault, reported with its position
@@ -112,6 +115,8 @@ public:
 private:
   std::string where_;
   bool details_ = true;
+  const Table* root_table_ = nullptr;
+  void* root_ = nullptr;
   // A run's check results are read here and moved into the run at its end
   // only when they are kept (details_, or the run failed): no allocation
   // for the checks of the passed runs a summary read drops.
@@ -164,7 +169,7 @@ private:
       case Ctx::run: out += " run " + std::to_string(stack_[i - 1].count - 1); break;
       case Ctx::object:
         out += f.table->place;
-        if (f.table->indexed) out += std::to_string(stack_[i - 1].count - 1);
+        if (f.table->indexed && i > 0) out += std::to_string(stack_[i - 1].count - 1);
         break;
       default: break;
       }
@@ -316,7 +321,10 @@ private:
   bool open(bool object, ec_t& ec) {
     if (stack_.empty()) {
       if (!object) return fail(where_ + ": expected a JSON object", ec);
-      push(Ctx::top, &table_of<Report>(), &report);
+      if (root_table_ != nullptr)
+        push(Ctx::object, root_table_, root_);
+      else
+        push(Ctx::top, &table_of<Report>(), &report);
       return true;
     }
     Frame& f = stack_.back();

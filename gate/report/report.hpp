@@ -38,8 +38,8 @@ struct Report {
   std::string schema = k_schema;
   std::string gate_version;
   SuiteInfo suite;
-  boost::json::value config;           // effective config (no secrets: key env var name and alias only)
-  results::Route route;                // the configured route
+  boost::json::value config; // effective config (no secrets: key env var name and alias only)
+  results::Route route;      // the configured route
   // The route of every run whose own is empty, as read from a file that
   // writes each run's route only where it differs ("runs_route", else
   // "route"); empty = `route`. Use route_of().

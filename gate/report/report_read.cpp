@@ -37,6 +37,8 @@ using ec_t = boost::system::error_code;
 class Reader {
 public:
   Reader(const std::string& where, const ReadOptions& o) : where_(where), parser_(options(), where, o) {}
+  Reader(const std::string& where, const detail::Table& table, void* root)
+      : where_(where), parser_(options(), where, table, root) {}
 
   // Feeds one piece; after an error the parser takes no more (failed()).
   void feed(const char* data, std::size_t size, bool more) {
@@ -98,6 +100,15 @@ Report from_json(std::string_view text, const std::string& where, const ReadOpti
       return json::located_at(text, offset, where, 1, what);
     });
   return reader.finish();
+}
+
+void detail::read_into(std::string_view text, const std::string& where, const Table& table, void* obj) {
+  Reader reader(where, table, obj);
+  reader.feed(text.data(), text.size(), false);
+  if (reader.failed())
+    reader.raise([&](std::size_t offset, const std::string& what) {
+      return json::located_at(text, offset, where, 1, what);
+    });
 }
 
 namespace {
