@@ -45,7 +45,8 @@ public:
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
-  Builder(std::string where, const ReadOptions& o) : where_(std::move(where)), details_(o.details) {}
+  Builder(std::string where, const ReadOptions& o)
+      : where_(std::move(where)), details_(o.details), header_only_(o.header_only) {}
   // Reads one described struct (`table`, at `root`) instead of a report.
   Builder(std::string where, const Table& table, void* root)
       : where_(std::move(where)), root_table_(&table), root_(root) {}
@@ -54,6 +55,7 @@ public:
   std::string problem;  // a syntax-level fault, reported with its position
   std::string semantic; // a whole message, without position
   bool saw_schema = false;
+  bool stopped = false; // header_only: the header was read whole, the rest not
 
   bool on_document_begin(ec_t&) { return true; }
   bool on_document_end(ec_t&) { return true; }
@@ -115,6 +117,7 @@ public:
 private:
   std::string where_;
   bool details_ = true;
+  bool header_only_ = false;
   const Table* root_table_ = nullptr;
   void* root_ = nullptr;
   // A run's check results are read here and moved into the run at its end
@@ -215,6 +218,13 @@ private:
     const std::uint32_t bit = 1u << f.field;
     if (f.seen & bit) return fault("duplicate key \"" + std::string(k) + "\"", ec);
     f.seen |= bit;
+    if (header_only_ && f.ctx == Ctx::top && f.field == t_tasks) {
+      // The header ends here; what it should have held before, it must have.
+      if (!all_required(bit - 1, ec)) return false;
+      stopped = true;
+      ec = bj::error::syntax;
+      return false;
+    }
     return true;
   }
 
@@ -415,6 +425,20 @@ private:
     return true;
   }
 
+  // Fails on the first required field among `among` (bits in description
+  // order) that the object on top of the stack did not have.
+  bool all_required(std::uint32_t among, ec_t& ec) {
+    const Frame& f = stack_.back();
+    const Table& fields = *f.table;
+    const std::uint32_t all = fields.names.size() == 32 ? ~0u : (1u << fields.names.size()) - 1;
+    const std::uint32_t missing = all & among & ~fields.optional & ~f.seen;
+    if (missing == 0) return true;
+    const std::size_t i = static_cast<std::size_t>(__builtin_ctz(missing));
+    if (f.ctx == Ctx::top && i == t_schema)
+      return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
+    return fail(place() + ": missing field \"" + std::string(fields.names[i]) + "\"", ec);
+  }
+
   bool close(bool object, std::size_t n, ec_t& ec) {
     Frame f = stack_.back();
     stack_.pop_back();
@@ -429,18 +453,10 @@ private:
       return true;
     }
     if (f.table != nullptr && f.ctx != Ctx::list) {
-      const Table& fields = *f.table;
-      const std::uint32_t all = fields.names.size() == 32 ? ~0u : (1u << fields.names.size()) - 1;
-      const std::uint32_t missing = all & ~fields.optional & ~f.seen;
-      if (missing != 0) {
-        const std::size_t i = static_cast<std::size_t>(__builtin_ctz(missing));
-        if (f.ctx == Ctx::top && i == t_schema)
-          return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
-        stack_.push_back(f); // so that place() names the object
-        std::string at = place();
-        stack_.pop_back();
-        return fail(at + ": missing field \"" + std::string(fields.names[i]) + "\"", ec);
-      }
+      stack_.push_back(f); // so that place() names the object
+      const bool ok = all_required(~0u, ec);
+      stack_.pop_back();
+      if (!ok) return false;
     }
     // The input fields come together: a file with one of them was edited.
     constexpr std::uint32_t k_input_bits = 0x7u << k_input;
