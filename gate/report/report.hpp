@@ -112,8 +112,5 @@ std::int64_t absorbed_rate_limits(const Report& r);
 // `where`.
 metrics::Options options_from_config(const boost::json::value& config, const std::string& where);
 
-// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that what
-// gate writes (JSON, Markdown, XML) is always valid UTF-8.
-std::string to_valid_utf8(std::string_view s);
 
 } // namespace gate::report
