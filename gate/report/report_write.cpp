@@ -104,18 +104,28 @@ void strings(const std::vector<std::string>& v, std::string& out) {
   out.push_back(']');
 }
 
-void route(const results::Route& r, std::string& out) {
+// A map as a JSON object in key order: `value(v, out)` writes each value.
+// Keys are strings, or integers written as strings.
+template <class Map, class Value> void object_of(const Map& m, std::string& out, Value value) {
   out.push_back('{');
   bool first = true;
-  for (const auto& [k, v] : r) {
+  for (const auto& [k, v] : m) {
     if (!first) out.push_back(',');
     first = false;
-    str(k, out);
+    if constexpr (std::is_integral_v<std::decay_t<decltype(k)>>) {
+      out.push_back('"');
+      i64(k, out);
+      out.push_back('"');
+    } else {
+      str(k, out);
+    }
     out.push_back(':');
-    str(v, out);
+    value(v, out);
   }
   out.push_back('}');
 }
+
+void route(const results::Route& r, std::string& out) { object_of(r, out, str); }
 
 // Config is free-form JSON; written with sorted keys (canonical order) and
 // every string, keys included, redacted.
@@ -142,16 +152,7 @@ void rate_summary(const metrics::RateSummary& s, std::string& out) {
 }
 
 void rate_map(const std::map<std::string, metrics::RateSummary>& m, std::string& out) {
-  out.push_back('{');
-  bool first = true;
-  for (const auto& [k, v] : m) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(k, out);
-    out.push_back(':');
-    rate_summary(v, out);
-  }
-  out.push_back('}');
+  object_of(m, out, rate_summary);
 }
 
 void latency(const metrics::Latency& l, std::string& out) {
@@ -203,46 +204,23 @@ void suite_stats(const metrics::SuiteStats& s, std::string& out) {
   optional_num(s.trajectory_similarity, out);
   out += ",\"group_completion\":";
   optional_num(s.group_completion, out);
-  out += ",\"first_divergence_histogram\":{";
-  bool first = true;
-  for (const auto& [step, count] : s.first_divergence_histogram) {
-    if (!first) out.push_back(',');
-    first = false;
-    out.push_back('"');
-    i64(step, out);
-    out += "\":";
-    i64(count, out);
-  }
-  out += "},\"token_band_outliers\":";
+  out += ",\"first_divergence_histogram\":";
+  object_of(s.first_divergence_histogram, out, i64);
+  out += ",\"token_band_outliers\":";
   optional_num(s.token_band_outliers, out);
   out += ",\"polluted_tasks\":";
   optional_num(s.polluted_tasks, out);
-  out += ",\"route_by_run\":{";
-  first = true;
-  for (const auto& [key, values] : s.route_by_run) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(key, out);
-    out.push_back(':');
-    strings(values, out);
-  }
-  out.push_back('}');
+  out += ",\"route_by_run\":";
+  object_of(s.route_by_run, out, strings);
   out += ",\"total_runs\":";
   i64(s.total_runs, out);
   out += ",\"errored_runs\":";
   i64(s.errored_runs, out);
   out += ",\"error_rate\":";
   num(s.error_rate, out);
-  out += ",\"errors_by_bucket\":{";
-  first = true;
-  for (const auto& [bucket, count] : s.errors_by_bucket) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(bucket, out);
-    out.push_back(':');
-    i64(count, out);
-  }
-  out += "},\"prompt_tokens\":";
+  out += ",\"errors_by_bucket\":";
+  object_of(s.errors_by_bucket, out, i64);
+  out += ",\"prompt_tokens\":";
   i64(s.prompt_tokens, out);
   out += ",\"completion_tokens\":";
   i64(s.completion_tokens, out);
