@@ -72,7 +72,7 @@ std::uint64_t write_world(const fs::path& file, std::size_t tasks, int runs, int
   report::Report r;
   r.gate_version = k_version;
   r.suite = {"bench", "v1", suite_sha};
-  r.config = run::config_json(cfg);
+  r.config = config::to_json(cfg);
   r.route = route;
   r.started_at = utc_now_iso();
   r.tasks.reserve(tasks);

@@ -64,7 +64,7 @@ std::string snippet(std::string_view text) {
   const std::string redacted = redact(text);
   std::string_view cut = utf8_prefix(redacted, k_snippet_bytes);
   std::string out;
-  json::append_quoted(replace_invalid_utf8(cut), out);
+  json::append_quoted(to_valid_utf8(cut), out);
   if (cut.size() < redacted.size()) out.insert(out.size() - 1, "...");
   return out;
 }

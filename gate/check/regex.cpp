@@ -74,7 +74,7 @@ bool Regex::search(std::string_view text) const {
   if (valid_utf8(text))
     return re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, nullptr,
                       0);
-  const std::string units = replace_invalid_utf8(text);
+  const std::string units = to_valid_utf8(text);
   return re_->Match(re2::StringPiece(units), 0, units.size(), RE2::UNANCHORED, nullptr, 0);
 }
 

@@ -1,5 +1,4 @@
 #include <charconv>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <mutex>
@@ -106,20 +105,6 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
   return static_cast<int>(Exit::cache_miss);
 }
 
-// True when the file at `path` is a report gate wrote and marked complete,
-// seen from its first bytes: gate writes each header field on its own line
-// and a string never holds a raw newline, so the line cannot be forged by
-// content. Anything else (an incomplete, foreign or damaged file) says false.
-bool plainly_complete(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(64 * 1024, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  const std::size_t tasks = head.find("\n\"tasks\": [");
-  const std::size_t complete = head.find("\n\"complete\": true,\n");
-  return complete != std::string::npos && (tasks == std::string::npos || complete < tasks);
-}
-
 // What this run took over from an interrupted one: when the report
 // it is about to replace is incomplete and of the same suite, the runs this
 // run replayed from the cache that the earlier report lists as finished
@@ -127,7 +112,7 @@ bool plainly_complete(const fs::path& path) {
 // unreadable earlier report only costs the count, never the run.
 std::optional<report::Resumed> resumed_from(const fs::path& json_path, const report::Report& now) {
   std::error_code ec;
-  if (!fs::is_regular_file(json_path, ec) || plainly_complete(json_path)) return std::nullopt;
+  if (!fs::is_regular_file(json_path, ec) || report::complete_on_disk(json_path)) return std::nullopt;
   report::Report before;
   try {
     report::ReadOptions summary;

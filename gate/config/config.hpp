@@ -185,8 +185,10 @@ void resolve_defaults(Config& cfg, const Environment& env);
 // key_table() order, then the CLI-only selection when set. Redacted.
 std::string show(const Config& cfg);
 
-// The effective configuration as nested JSON ({"model": {"name": ...}}), for
-// the report. Holds the key's variable name and alias only; redacted.
+// The report's copy of the effective configuration as nested JSON
+// ({"model": {"name": ...}}): the keys that shape the numbers (Row::reported;
+// no path on this machine), the judge model resolved, the shard when set.
+// Holds the key's variable name and alias only; redacted.
 boost::json::object to_json(const Config& cfg);
 
 // An output file (outputs.json/markdown/junit) resolved against outputs.dir;

@@ -16,8 +16,8 @@ using detail::Value;
 
 // Sets `key` from a command-line flag, checked against the key's own row so
 // that the file and the flag accept the same values.
-void override_key(Config &cfg, const std::string &key, const std::string &flag, const Value &v) {
-  const Row *row = detail::find_row(key);
+void override_key(Config& cfg, const std::string& key, const std::string& flag, const Value& v) {
+  const Row* row = detail::find_row(key);
   if (const std::string problem = detail::check(*row, v); !problem.empty()) {
     throw Error(Exit::bad_input, redact(flag + ": " + problem));
   }
@@ -25,14 +25,14 @@ void override_key(Config &cfg, const std::string &key, const std::string &flag, 
   cfg.origin[key] = flag;
 }
 
-boost::json::value json_value(const Value &v) {
-  if (const bool *b = std::get_if<bool>(&v)) return *b;
-  if (const auto *i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const double *d = std::get_if<double>(&v)) return *d;
-  if (const std::string *s = std::get_if<std::string>(&v)) return boost::json::string(redact(*s));
-  if (const auto *l = std::get_if<std::vector<std::string>>(&v)) {
+boost::json::value json_value(const Value& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const double* d = std::get_if<double>(&v)) return *d;
+  if (const std::string* s = std::get_if<std::string>(&v)) return boost::json::string(redact(*s));
+  if (const auto* l = std::get_if<std::vector<std::string>>(&v)) {
     boost::json::array a;
-    for (const std::string &s : *l)
+    for (const std::string& s : *l)
       a.emplace_back(redact(s));
     return a;
   }
@@ -41,7 +41,7 @@ boost::json::value json_value(const Value &v) {
 
 } // namespace
 
-void apply(Config &cfg, const Overrides &o) {
+void apply(Config& cfg, const Overrides& o) {
   if (o.runs) override_key(cfg, "runs", "--runs", std::int64_t{*o.runs});
   if (o.concurrency) override_key(cfg, "concurrency", "--concurrency", std::int64_t{*o.concurrency});
   if (o.mode) override_key(cfg, "cache.mode", "--mode", *o.mode);
@@ -70,7 +70,7 @@ void apply(Config &cfg, const Overrides &o) {
   }
 }
 
-void resolve_defaults(Config &cfg, const Environment &env) {
+void resolve_defaults(Config& cfg, const Environment& env) {
   if (cfg.cache.mode_set) return;
   // Only whether the key's variable is set matters; its value is not kept.
   if (!env.get("CI").empty() && env.get(cfg.model.api_key_env).empty()) {
@@ -82,13 +82,13 @@ void resolve_defaults(Config &cfg, const Environment &env) {
   }
 }
 
-std::string show(const Config &cfg) {
+std::string show(const Config& cfg) {
   std::vector<std::pair<std::string, std::string>> lines; // "key: value", origin
-  auto origin = [&](const std::string &key) {
+  auto origin = [&](const std::string& key) {
     auto it = cfg.origin.find(key);
     return it == cfg.origin.end() ? std::string("default") : it->second;
   };
-  for (const Row &row : detail::rows()) {
+  for (const Row& row : detail::rows()) {
     lines.emplace_back(row.info.key + ": " + detail::render(row.get(cfg)), origin(row.info.key));
   }
   if (!cfg.filter.empty()) lines.emplace_back("filter: " + detail::render(cfg.filter), origin("filter"));
@@ -101,10 +101,10 @@ std::string show(const Config &cfg) {
                        origin("shard"));
   // Align the comments, but let a long value push only its own comment.
   std::size_t width = 0;
-  for (const auto &[text, from] : lines)
+  for (const auto& [text, from] : lines)
     width = std::max(width, std::min<std::size_t>(text.size(), 60));
   std::string out;
-  for (const auto &[text, from] : lines) {
+  for (const auto& [text, from] : lines) {
     out += text;
     out.append(text.size() < width ? width - text.size() : 0, ' ');
     out += "   # " + from + "\n";
@@ -112,26 +112,29 @@ std::string show(const Config &cfg) {
   return redact(out);
 }
 
-boost::json::object to_json(const Config &cfg) {
+boost::json::object to_json(const Config& cfg) {
   boost::json::object out;
-  for (const Row &row : detail::rows()) {
-    const std::string &key = row.info.key;
+  for (const Row& row : detail::rows()) {
+    if (!row.reported) continue;
+    const std::string& key = row.info.key;
     const std::size_t dot = key.find('.');
     boost::json::value v = json_value(row.get(cfg));
     if (dot == std::string::npos) {
       out[key] = std::move(v);
     } else {
-      boost::json::value &section = out[key.substr(0, dot)];
+      boost::json::value& section = out[key.substr(0, dot)];
       if (!section.is_object()) section = boost::json::object();
       section.as_object()[key.substr(dot + 1)] = std::move(v);
     }
   }
+  // The judge that ran: "" stands for the model itself.
+  if (cfg.judge.model.empty()) out["judge"].as_object()["model"] = json_value(cfg.model.name);
   // A partial report says which slice it holds; `gate merge` checks it.
   if (cfg.shard) out["shard"] = {{"index", cfg.shard->index}, {"count", cfg.shard->count}};
   return out;
 }
 
-std::filesystem::path output_path(const Outputs &o, const std::filesystem::path &name) {
+std::filesystem::path output_path(const Outputs& o, const std::filesystem::path& name) {
   if (name.empty() || name.is_absolute()) return name;
   return o.dir / name;
 }

@@ -72,6 +72,7 @@ struct Spec {
   Range range = {};
   std::vector<std::string> choices = {};
   std::function<std::string(const Value &)> extra = {};
+  bool reported = true;
 };
 
 // `access` is a generic lambda returning a reference to the member, so one
@@ -86,6 +87,7 @@ template <class Access> Row make(std::string key, Kind kind, std::string help, A
   r.range = s.range;
   r.choices = std::move(s.choices);
   r.extra = std::move(s.extra);
+  r.reported = s.reported;
   r.set = [access](Config &c, const Value &v) { from_value(v, access(c)); };
   r.get = [access](const Config &c) { return to_value(access(c)); };
   return r;
@@ -153,11 +155,11 @@ std::vector<Row> build_rows() {
   std::vector<Row> r;
   // clang-format off
   r.push_back(make("suite.path", Kind::path, "suite directory",
-      [](auto& c) -> auto& { return c.suite; }, {.required = true, .extra = non_empty}));
+      [](auto& c) -> auto& { return c.suite; }, {.required = true, .extra = non_empty, .reported = false}));
   r.push_back(make("suite.version", Kind::string, "pinned suite version; \"\" or null = the suite's latest",
-      [](auto& c) -> auto& { return c.suite_version; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.suite_version; }, {.nullable = true, .reported = false}));
   r.push_back(make("suite.sha256", Kind::string, "optional pin: must equal the version's sha256; \"\" or null = not pinned",
-      [](auto& c) -> auto& { return c.suite_sha256; }, {.nullable = true, .extra = sha256_hex}));
+      [](auto& c) -> auto& { return c.suite_sha256; }, {.nullable = true, .extra = sha256_hex, .reported = false}));
   r.back().set = [](Config& c, const Value& v) {
     from_value(v, c.suite_sha256);
     for (char& ch : c.suite_sha256) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -187,7 +189,7 @@ std::vector<Row> build_rows() {
   r.push_back(make("model.rate_limit_wait_s", Kind::number, "seconds a call keeps retrying 429s; when no call of the run got past a 429 for this long, every call stops retrying them",
       [](auto& c) -> auto& { return c.model.rate_limit_wait_s; }, {.range = {0, 3600, true}}));
   r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
-      [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true, .reported = false}));
   r.push_back(make("model.stream", Kind::boolean, "ask for a streamed (SSE) answer; records time to first token",
       [](auto& c) -> auto& { return c.model.stream; }));
   r.push_back(make("model.requests_per_minute", Kind::number, "request budget shared by all workers; null = unlimited",
@@ -201,13 +203,13 @@ std::vector<Row> build_rows() {
   r.push_back(make("judge.max_tokens", Kind::integer, "the judge's completion token limit",
       [](auto& c) -> auto& { return c.judge.max_tokens; }, {.range = {16, 1e9}}));
   r.push_back(make("prompt.system", Kind::string, "system prompt template, inline ({{var}} from each case's vars); \"\" or null = none",
-      [](auto& c) -> auto& { return c.prompt.system; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.prompt.system; }, {.nullable = true, .reported = false}));
   r.push_back(make("prompt.system_file", Kind::path, "system prompt template file, e.g. prompts/support.md; not with prompt.system",
-      [](auto& c) -> auto& { return c.prompt.system_file; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.prompt.system_file; }, {.nullable = true, .reported = false}));
   r.push_back(make("prompt.user", Kind::string, "user message template, inline, for cases without an input; \"\" or null = none",
-      [](auto& c) -> auto& { return c.prompt.user; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.prompt.user; }, {.nullable = true, .reported = false}));
   r.push_back(make("prompt.user_file", Kind::path, "user message template file; not with prompt.user",
-      [](auto& c) -> auto& { return c.prompt.user_file; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.prompt.user_file; }, {.nullable = true, .reported = false}));
   r.push_back(make("runs", Kind::integer, "runs per task (k)",
       [](auto& c) -> auto& { return c.runs; }, {.range = {1, 1000}}));
   r.push_back(make("concurrency", Kind::integer, "tasks in flight at once",
@@ -217,9 +219,9 @@ std::vector<Row> build_rows() {
   r.push_back(make("include_polluted", Kind::boolean, "count route-polluted tasks in the consistency gap",
       [](auto& c) -> auto& { return c.include_polluted; }));
   r.push_back(make("agent.workdir", Kind::path, "where agent tasks get their work copies; \"\" or null = the system temp directory ($TMPDIR)",
-      [](auto& c) -> auto& { return c.agent_workdir; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.agent_workdir; }, {.nullable = true, .reported = false}));
   r.push_back(make("cache.dir", Kind::path, "cache directory",
-      [](auto& c) -> auto& { return c.cache.dir; }, {.extra = non_empty}));
+      [](auto& c) -> auto& { return c.cache.dir; }, {.extra = non_empty, .reported = false}));
   r.push_back(Row{});
   r.back().info = {"cache.mode", "", "", "cache use; default replay, or replay-only when CI is set and the key is not"};
   r.back().kind = Kind::choice;
@@ -252,19 +254,19 @@ std::vector<Row> build_rows() {
   r.push_back(make("thresholds.on_inconclusive", Kind::choice, "when no change could be significant (too few changed tasks): pass, warn (exit 0 with a warning) or fail (exit 1)",
       [](auto& c) -> auto& { return c.thresholds.on_inconclusive; }, {.choices = {"pass", "warn", "fail"}}));
   r.push_back(make("confirm.runs", Kind::integer, "gate check: when the verdict is in doubt, this many fresh runs per side of the tasks that decide it; 0 = off",
-      [](auto& c) -> auto& { return c.confirm.runs; }, {.range = {0, 100}}));
+      [](auto& c) -> auto& { return c.confirm.runs; }, {.range = {0, 100}, .reported = false}));
   r.push_back(make("confirm.max_calls", Kind::integer, "the most fresh calls one confirmation makes, both sides and judge calls included",
-      [](auto& c) -> auto& { return c.confirm.max_calls; }, {.range = {1, 1000000}}));
+      [](auto& c) -> auto& { return c.confirm.max_calls; }, {.range = {1, 1000000}, .reported = false}));
   r.push_back(make("baseline", Kind::path, "baseline report to compare with; \"\" or null = none",
-      [](auto& c) -> auto& { return c.baseline; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.baseline; }, {.nullable = true, .reported = false}));
   r.push_back(make("outputs.dir", Kind::path, "directory for the reports",
-      [](auto& c) -> auto& { return c.outputs.dir; }, {.extra = non_empty}));
+      [](auto& c) -> auto& { return c.outputs.dir; }, {.extra = non_empty, .reported = false}));
   r.push_back(make("outputs.json", Kind::out_file, "JSON report, in outputs.dir",
-      [](auto& c) -> auto& { return c.outputs.json; }, {.extra = non_empty}));
+      [](auto& c) -> auto& { return c.outputs.json; }, {.extra = non_empty, .reported = false}));
   r.push_back(make("outputs.markdown", Kind::out_file, "Markdown report, in outputs.dir; \"\" or null = not written",
-      [](auto& c) -> auto& { return c.outputs.markdown; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.outputs.markdown; }, {.nullable = true, .reported = false}));
   r.push_back(make("outputs.junit", Kind::out_file, "JUnit XML, in outputs.dir; \"\" or null = not written",
-      [](auto& c) -> auto& { return c.outputs.junit; }, {.nullable = true}));
+      [](auto& c) -> auto& { return c.outputs.junit; }, {.nullable = true, .reported = false}));
   // clang-format on
 
   const Config defaults;

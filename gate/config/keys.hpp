@@ -47,6 +47,9 @@ struct Row {
   std::function<std::string(const Value &)> extra;
   std::function<void(Config &, const Value &)> set;
   std::function<Value(const Config &)> get;
+  // In a report's copy of the configuration (to_json): what shapes the
+  // numbers. Paths on this machine and where outputs go are not.
+  bool reported = true;
 };
 
 const std::vector<Row> &rows();

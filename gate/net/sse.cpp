@@ -11,7 +11,6 @@ namespace gate::net {
 namespace {
 
 constexpr std::string_view k_bom = "\xEF\xBB\xBF";
-constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
 
 // Digits only, as the spec requires; a value that does not fit is ignored
 // like any other invalid value rather than wrapped.
@@ -28,56 +27,6 @@ std::optional<std::int64_t> parse_retry(std::string_view v) {
 }
 
 } // namespace
-
-std::string replace_invalid_utf8(std::string_view s) {
-  if (valid_utf8(s)) return std::string(s);
-  std::string out;
-  out.reserve(s.size() + 8);
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto b = static_cast<unsigned char>(s[i]);
-    std::size_t needed = 0;
-    unsigned char lower = 0x80, upper = 0xBF;
-    if (b <= 0x7F) {
-      out += static_cast<char>(b);
-      ++i;
-      continue;
-    }
-    if (b >= 0xC2 && b <= 0xDF) {
-      needed = 1;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      needed = 2;
-      if (b == 0xE0) lower = 0xA0; // no overlongs
-      if (b == 0xED) upper = 0x9F; // no surrogates
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      needed = 3;
-      if (b == 0xF0) lower = 0x90; // no overlongs
-      if (b == 0xF4) upper = 0x8F; // nothing above U+10FFFF
-    } else {
-      out += k_replacement;
-      ++i;
-      continue;
-    }
-    // The continuation bytes that fit form the maximal subpart; a byte that
-    // does not fit is not consumed but starts the next sequence.
-    std::size_t j = i + 1;
-    std::size_t seen = 0;
-    while (seen < needed && j < s.size()) {
-      auto c = static_cast<unsigned char>(s[j]);
-      if (c < lower || c > upper) break;
-      lower = 0x80;
-      upper = 0xBF;
-      ++seen;
-      ++j;
-    }
-    if (seen == needed)
-      out.append(s.substr(i, j - i));
-    else
-      out += k_replacement;
-    i = j;
-  }
-  return out;
-}
 
 SseDecoder::SseDecoder(SseLimits limits) : limits_(limits) {}
 
@@ -141,7 +90,7 @@ void SseDecoder::take_line(std::vector<SseEvent>& out) {
     dispatch(out);
     return;
   }
-  std::string line = replace_invalid_utf8(line_);
+  std::string line = to_valid_utf8(line_, Utf8Repair::maximal_subpart);
   line_.clear();
   if (line.front() == ':') return; // a comment, e.g. a keep-alive ": ping"
   std::string_view view(line);

@@ -71,8 +71,4 @@ private:
   std::string error_;
 };
 
-// `s` with every invalid UTF-8 sequence replaced by U+FFFD, following the
-// WHATWG UTF-8 decoder (one replacement per maximal invalid subpart).
-std::string replace_invalid_utf8(std::string_view s);
-
 } // namespace gate::net

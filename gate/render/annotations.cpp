@@ -7,6 +7,7 @@
 
 #include <gate/report/report.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::render {
 
@@ -18,7 +19,7 @@ using compare::Verdict;
 
 constexpr std::size_t k_free_text_bytes = 500;
 
-std::string clean(std::string_view s) { return report::to_valid_utf8(redact(s)); }
+std::string clean(std::string_view s) { return to_valid_utf8(redact(s)); }
 
 std::string fixed1(double x) {
   char buf[64];

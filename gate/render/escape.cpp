@@ -15,7 +15,7 @@ constexpr std::string_view k_word_joiner = "\xE2\x81\xA0"; // U+2060
 constexpr std::string_view k_ellipsis = "\xE2\x80\xA6";    // U+2026
 
 // Redacted, valid UTF-8: the common first step of every escaper.
-std::string clean(std::string_view text) { return report::to_valid_utf8(redact(text)); }
+std::string clean(std::string_view text) { return to_valid_utf8(redact(text)); }
 
 // Decodes one code point of valid UTF-8 at s[i]; returns its length.
 std::size_t decode(std::string_view s, std::size_t i, char32_t& cp) {

@@ -9,6 +9,7 @@
 #include <gate/util/format.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::render::html_detail {
 
@@ -229,7 +230,7 @@ void diff(Writer& w, const compare::TaskDiff* d) {
 } // namespace
 
 std::string clean(std::string_view s) {
-  std::string v = report::to_valid_utf8(redact(s));
+  std::string v = to_valid_utf8(redact(s));
   std::string out;
   out.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {

@@ -136,7 +136,7 @@ void metrics_table(const report::Report& r, std::string& out) {
   if (s.group_completion)
     row(out, {"Group completion", pct(*s.group_completion),
               "mean over runs of the share of groups whose every task passed"});
-  double band = report::options_from_config(r.config, "report config").token_band_pct;
+  double band = r.options.token_band_pct;
   row(out, {"Token band outliers",
             or_na(s.token_band_outliers, [](std::int64_t n) { return plural(n, "run", "runs"); }),
             "runs whose tokens fall outside ±" + fixed(band, band == static_cast<int>(band) ? 0 : 1) +

@@ -81,7 +81,7 @@ void divergent_tasks(const report::Report& r, const MarkdownOptions& o, std::str
 
 void token_band(const report::Report& r, const MarkdownOptions& o, std::string& out) {
   const auto& s = r.stats;
-  double band = report::options_from_config(r.config, "report config").token_band_pct;
+  double band = r.options.token_band_pct;
   if (!s.token_band_outliers) {
     out += std::string("Token band: ") + k_not_in_data + " (no run reported token usage).\n\n";
     return;
@@ -120,7 +120,7 @@ void pollution(const report::Report& r, std::string& out) {
     out += "Every task's runs shared one route.\n\n";
     return;
   }
-  bool included = report::options_from_config(r.config, "report config").include_polluted;
+  bool included = r.options.include_polluted;
   out += count(*s.polluted_tasks, "route-polluted task is", "route-polluted tasks are") +
          (included ? " counted in the consistency gap (include_polluted is on), so the gap mixes routes"
                    : " kept out of the consistency gap (see \"Route-polluted tasks\" for the fields that "

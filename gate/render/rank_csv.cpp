@@ -5,6 +5,7 @@
 
 #include <gate/report/report.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::render {
 
@@ -14,7 +15,7 @@ namespace {
 // would run as a formula (= + - @, tab, carriage return first) gets a
 // leading apostrophe (OWASP's advice for CSV injection).
 std::string text_cell(const std::string& raw) {
-  std::string s = report::to_valid_utf8(redact(raw));
+  std::string s = to_valid_utf8(redact(raw));
   if (!s.empty() &&
       (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r'))
     s.insert(0, 1, '\'');

@@ -3,6 +3,7 @@
 #include <gate/report/report.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::render {
 
@@ -11,7 +12,7 @@ namespace {
 // A JSON string literal of untrusted text: secrets redacted, valid UTF-8.
 std::string quoted(const std::string& text) {
   std::string out;
-  json::append_quoted(report::to_valid_utf8(redact(text)), out);
+  json::append_quoted(to_valid_utf8(redact(text)), out);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <gate/report/report.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::render {
 
@@ -59,7 +60,7 @@ public:
   }
 
   static void append_string(std::string_view v, std::string& out) {
-    json::append_quoted(report::to_valid_utf8(redact(v)), out);
+    json::append_quoted(to_valid_utf8(redact(v)), out);
   }
 
 private:

@@ -5,8 +5,7 @@
 #include <gate/util/error.hpp>
 #include <gate/util/text.hpp>
 
-// Kept apart from compute() so that the renderers, which need only this,
-// link without the metrics code.
+// Read where a report's config is: reading a report, merging shards.
 namespace gate::report {
 
 metrics::Options options_from_config(const boost::json::value& config, const std::string& where) {

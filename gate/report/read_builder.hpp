@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <gate/report/layout.hpp>
 #include <gate/report/read_fields.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/json.hpp>
@@ -44,12 +45,17 @@ public:
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
-  Builder(std::string where, const ReadOptions& o) : where_(std::move(where)), details_(o.details) {}
+  Builder(std::string where, const ReadOptions& o)
+      : where_(std::move(where)), details_(o.details), header_only_(o.header_only) {}
+  // Reads one described struct (`table`, at `root`) instead of a report.
+  Builder(std::string where, const Table& table, void* root)
+      : where_(std::move(where)), root_table_(&table), root_(root) {}
 
   Report report;
   std::string problem;  // a syntax-level fault, reported with its position
   std::string semantic; // a whole message, without position
   bool saw_schema = false;
+  bool stopped = false; // header_only: the header was read whole, the rest not
 
   bool on_document_begin(ec_t&) { return true; }
   bool on_document_end(ec_t&) { return true; }
@@ -111,6 +117,9 @@ public:
 private:
   std::string where_;
   bool details_ = true;
+  bool header_only_ = false;
+  const Table* root_table_ = nullptr;
+  void* root_ = nullptr;
   // A run's check results are read here and moved into the run at its end
   // only when they are kept (details_, or the run failed): no allocation
   // for the checks of the passed runs a summary read drops.
@@ -153,8 +162,6 @@ private:
     for (std::size_t i = 0; i < stack_.size(); ++i) {
       const Frame& f = stack_[i];
       switch (f.ctx) {
-      case Ctx::suite: out += ": suite"; break;
-      case Ctx::resumed: out += ": resumed"; break;
       // Messages name a task by its id, which is what a reader can search
       // for, once it is known.
       case Ctx::task:
@@ -163,10 +170,10 @@ private:
                                               : shown(report.tasks.back().id));
         break;
       case Ctx::run: out += " run " + std::to_string(stack_[i - 1].count - 1); break;
-      case Ctx::check: out += ": check " + std::to_string(stack_[i - 1].count - 1); break;
-      case Ctx::call: out += ": tool call " + std::to_string(stack_[i - 1].count - 1); break;
-      case Ctx::attempt: out += ": attempt " + std::to_string(stack_[i - 1].count - 1); break;
-      case Ctx::prompt: out += ": prompt " + std::to_string(stack_[i - 1].count - 1); break;
+      case Ctx::object:
+        out += f.table->place;
+        if (f.table->indexed && i > 0) out += std::to_string(stack_[i - 1].count - 1);
+        break;
       default: break;
       }
     }
@@ -200,7 +207,7 @@ private:
     case Ctx::route: route_key_.assign(k); return true;
     default: break;
     }
-    const auto& names = f.fields->names;
+    const auto& names = f.table->names;
     const std::size_t i = find_field(names, k, static_cast<std::size_t>(f.field + 1));
     if (i == names.size()) {
       if (f.ctx == Ctx::top && !saw_schema)
@@ -211,13 +218,19 @@ private:
     const std::uint32_t bit = 1u << f.field;
     if (f.seen & bit) return fault("duplicate key \"" + std::string(k) + "\"", ec);
     f.seen |= bit;
+    if (header_only_ && f.ctx == Ctx::top && f.field == t_tasks) {
+      // The header ends here; what it should have held before, it must have.
+      if (!all_required(bit - 1, ec)) return false;
+      stopped = true;
+      ec = bj::error::syntax;
+      return false;
+    }
     return true;
   }
 
   bool wrong(const char* expected, ec_t& ec) {
     const Frame& f = stack_.back();
-    return fail(place() + ": field \"" + std::string(f.fields->names[f.field]) + "\" must be " + expected,
-                ec);
+    return fail(place() + ": field \"" + std::string(f.table->names[f.field]) + "\" must be " + expected, ec);
   }
 
   // Value events that are not containers.
@@ -235,23 +248,10 @@ private:
       return true;
     case Ctx::tasks:
       return fail(where_ + ": task " + std::to_string(f.count) + ": expected a JSON object", ec);
-    case Ctx::runs:
-    case Ctx::checks:
-    case Ctx::calls:
-    case Ctx::attempts:
-    case Ctx::prompts: return fail(place() + ": expected a JSON object in \"" + array_name(f.ctx) + "\"", ec);
+    case Ctx::runs: return fail(place() + ": expected a JSON object in \"runs\"", ec);
+    case Ctx::list:
+      return fail(place() + ": expected a JSON object in \"" + std::string(f.via->name) + "\"", ec);
     default: return field_value(f, v, ec);
-    }
-  }
-
-  static const char* array_name(Ctx c) {
-    switch (c) {
-    case Ctx::runs: return "runs";
-    case Ctx::checks: return "checks";
-    case Ctx::calls: return "tool_calls";
-    case Ctx::attempts: return "attempt_log";
-    case Ctx::prompts: return "prompts";
-    default: return "tasks";
     }
   }
 
@@ -266,180 +266,75 @@ private:
     }
   }
 
-  // Typed getters for a field's value; false (with the message set) on a
-  // wrong type.
-  bool text(const Scalar& v, std::string& out, ec_t& ec) {
-    if (v.kind != Scalar::string) return wrong("a string", ec);
-    out.assign(v.text);
-    return true;
+  // A described field's scalar, read by its codec.
+  bool described(Frame& f, const Scalar& v, ec_t& ec) {
+    const FieldReader& r = f.table->fields[static_cast<std::size_t>(f.field)];
+    if (r.scalar == nullptr) return wrong(r.expected, ec);
+    const char* problem = r.scalar(f.obj, v);
+    if (problem == nullptr) return true;
+    if (problem == k_too_large)
+      return fail(place() + ": field \"" + std::string(r.name) + "\" is too large", ec);
+    return wrong(problem, ec);
   }
-  bool flag(const Scalar& v, bool& out, ec_t& ec) {
-    if (v.kind != Scalar::boolean) return wrong("true or false", ec);
-    out = v.b;
-    return true;
-  }
-  bool count(const Scalar& v, std::int64_t& out, ec_t& ec) {
-    if (v.kind != Scalar::int64)
-      return v.kind == Scalar::uint64 ? wrong("<= 2^63 - 1", ec) : wrong("an integer", ec);
-    if (v.i < 0) return wrong(">= 0", ec);
-    out = v.i;
-    return true;
-  }
-  // Agent fields are optional as a group: the first one read creates it.
-  static results::AgentRun& agent_of(results::Run& r) { return r.agent ? *r.agent : r.agent.emplace(); }
-  bool small(const Scalar& v, int& out, ec_t& ec) {
-    std::int64_t i = 0;
-    if (!count(v, i, ec)) return false;
-    if (i > INT_MAX)
-      return fail(place() + ": field \"" + std::string(stack_.back().fields->names[stack_.back().field]) +
-                      "\" is too large",
-                  ec);
-    out = static_cast<int>(i);
-    return true;
-  }
-  bool number(const Scalar& v, double& out, ec_t& ec) {
-    if (v.kind == Scalar::number || v.kind == Scalar::uint64)
-      out = v.d;
-    else if (v.kind == Scalar::int64)
-      out = static_cast<double>(v.i);
-    else
-      return wrong("a number", ec);
-    return true;
-  }
+
+  static constexpr int t_schema = index_of<Report>("schema");
+  static constexpr int t_config = index_of<Report>("config");
+  static constexpr int t_route = index_of<Report>("route");
+  static constexpr int t_runs_route = index_of<Report>("runs_route");
+  static constexpr int t_stats = index_of<Report>("stats");
+  static constexpr int t_tasks = index_of<Report>("tasks");
+  static constexpr int k_id = index_of<results::Task>("id");
+  static constexpr int k_input = index_of<results::Task>("input");
+  static constexpr int k_stats = index_of<results::Task>("stats");
+  static constexpr int k_runs = index_of<results::Task>("runs");
+  static constexpr int r_checks = index_of<results::Run>("checks");
+  static constexpr int r_answer = index_of<results::Run>("answer");
+  static constexpr int r_route = index_of<results::Run>("route");
 
   bool field_value(Frame& f, const Scalar& v, ec_t& ec) {
     switch (f.ctx) {
     case Ctx::top:
-      switch (f.field) {
-      case t_schema:
+      if (f.field == t_schema) {
         if (v.kind != Scalar::string) return wrong("a string", ec);
         if (v.text != k_schema)
           return fail(where_ + ": unknown schema " + shown(v.text) + "; this gate reads " + k_schema, ec);
         saw_schema = true;
         return true;
-      case t_gate_version: return text(v, report.gate_version, ec);
-      case t_config:
+      }
+      if (f.field == t_config) {
         if (v.kind != Scalar::null) return wrong("an object or null", ec);
         report.config = nullptr;
         return true;
-      case t_started: return text(v, report.started_at, ec);
-      case t_finished: return text(v, report.finished_at, ec);
-      case t_complete: return flag(v, report.complete, ec);
-      case t_reason: return text(v, report.incomplete_reason, ec);
-      case t_suite:
-      case t_route:
-      case t_resumed:
-      case t_runs_route:
-      case t_stats: return wrong("an object", ec);
-      default: return wrong("an array", ec);
       }
-    case Ctx::suite: {
-      std::string* target[] = {&report.suite.name, &report.suite.version, &report.suite.sha256};
-      return text(v, *target[f.field], ec);
-    }
-    case Ctx::resumed:
-      return f.field == 0 ? text(v, report.resumed->from_started_at, ec) : count(v, report.resumed->runs, ec);
+      return described(f, v, ec);
     case Ctx::task:
-      switch (f.field) {
-      case k_id:
-        if (!text(v, task().id, ec)) return false;
-        if (task().id.empty()) return fail(place() + ": field \"id\" must not be empty", ec);
-        return true;
-      case k_scenario: return text(v, task().scenario, ec);
-      case k_difficulty: return text(v, task().difficulty, ec);
-      case k_group: return text(v, task().group, ec);
-      case k_input: return text(v, task().input, ec);
-      case k_input_truncated: return flag(v, task().input_truncated, ec);
-      case k_input_sha: return text(v, task().input_sha256, ec);
-      case k_stats: return wrong("an object", ec);
-      default: return wrong("an array", ec);
-      }
-    case Ctx::run: {
-      results::Run& r = run();
-      switch (f.field) {
-      case r_index: return small(v, r.index, ec);
-      case r_passed: return flag(v, r.passed, ec);
-      case r_error: return text(v, r.error, ec);
-      case r_error_message: return text(v, r.error_message, ec);
-      case r_answer:
-        // A passed run's answer is dropped at its end without details
-        // (keep_details): "passed" comes first in files gate wrote, so the
-        // text need not be copied at all.
-        if (!details_ && r.passed) return v.kind == Scalar::string ? true : wrong("a string", ec);
-        return text(v, r.answer, ec);
-      case r_truncated: return flag(v, r.answer_truncated, ec);
-      case r_answer_sha: return text(v, r.answer_sha256, ec);
-      case r_prompt: return count(v, r.prompt_tokens, ec);
-      case r_completion: return count(v, r.completion_tokens, ec);
-      case r_usage_known: return flag(v, r.usage_known, ec);
-      case r_latency:
-        if (!number(v, r.latency_ms, ec)) return false;
-        return r.latency_ms < 0 ? wrong(">= 0", ec) : true;
-      case r_cache_hit: return flag(v, r.cache_hit, ec);
-      case r_attempts: return small(v, r.attempts, ec);
-      case r_fingerprint: return text(v, r.fingerprint, ec);
-      case r_ttft:
-        if (!number(v, r.ttft_ms, ec)) return false;
-        return r.ttft_ms < 0 ? wrong(">= 0", ec) : true;
-      case r_judge_calls: return small(v, r.judge_calls, ec);
-      case r_judge_hits: return small(v, r.judge_cache_hits, ec);
-      case r_judge_prompt: return count(v, r.judge_prompt_tokens, ec);
-      case r_judge_completion: return count(v, r.judge_completion_tokens, ec);
-      case r_agent_exit: {
-        if (v.kind != Scalar::int64 || v.i < -1 || v.i > 255) return wrong("an integer from -1 to 255", ec);
-        agent_of(r).exit_code = static_cast<int>(v.i);
-        return true;
-      }
-      case r_agent_timed_out: return flag(v, agent_of(r).timed_out, ec);
-      case r_agent_stdout: return text(v, agent_of(r).stdout_excerpt, ec);
-      case r_agent_stderr: return text(v, agent_of(r).stderr_excerpt, ec);
-      case r_final_state: return text(v, agent_of(r).final_state_hash, ec);
-      case r_route: return wrong("an object", ec);
-      default: return wrong("an array", ec);
-      }
-    }
-    case Ctx::check: {
-      results::CheckResult& c = checks_.back();
-      if (f.field == 1) return flag(v, c.passed, ec);
-      std::string* target[] = {&c.label, nullptr, &c.detail, &c.reason};
-      return text(v, *target[f.field], ec);
-    }
-    case Ctx::attempt: {
-      results::Attempt& a = run().attempt_log.back();
-      switch (f.field) {
-      case a_status: return small(v, a.status, ec);
-      case a_bucket: return text(v, a.bucket, ec);
-      case a_wait:
-        if (!number(v, a.wait_ms, ec)) return false;
-        return a.wait_ms < 0 ? wrong(">= 0", ec) : true;
-      case a_latency:
-        if (!number(v, a.latency_ms, ec)) return false;
-        return a.latency_ms < 0 ? wrong(">= 0", ec) : true;
-      case a_prompt: return count(v, a.prompt_tokens, ec);
-      case a_completion: return count(v, a.completion_tokens, ec);
-      default: return flag(v, a.usage_known, ec);
-      }
-    }
-    case Ctx::call: {
-      results::ToolCall& c = run().tool_calls.back();
-      return text(v, f.field == 0 ? c.name : c.arguments_sha256, ec);
-    }
-    case Ctx::prompt: {
-      results::Prompt& p = report.prompts.back();
-      std::string* target[] = {&p.role, &p.name, &p.sha256};
-      return text(v, *target[f.field], ec);
-    }
+      if (!described(f, v, ec)) return false;
+      if (f.field == k_id && task().id.empty()) return fail(place() + ": field \"id\" must not be empty", ec);
+      return true;
+    case Ctx::run:
+      // A passed run's answer is dropped at its end without details
+      // (keep_details): "passed" comes first in files gate wrote, so the
+      // text need not be copied at all.
+      if (f.field == r_answer && !details_ && run().passed)
+        return v.kind == Scalar::string ? true : wrong("a string", ec);
+      return described(f, v, ec);
+    case Ctx::object: return described(f, v, ec);
     default: return true;
     }
   }
 
-  void push(Ctx c) { stack_.push_back({c, &fields_of(c), -1, 0, 0, hashes_.size()}); }
+  void push(Ctx c, const Table* t = nullptr, void* obj = nullptr, const FieldReader* via = nullptr) {
+    stack_.push_back({c, t, -1, 0, 0, hashes_.size(), 0, obj, via});
+  }
 
   // An object or array begins: decide what it is from where it stands.
   bool open(bool object, ec_t& ec) {
     if (stack_.empty()) {
       if (!object) return fail(where_ + ": expected a JSON object", ec);
-      push(Ctx::top);
+      if (root_table_ != nullptr)
+        push(Ctx::object, root_table_, root_);
+      else
+        push(Ctx::top, &table_of<Report>(), &report);
       return true;
     }
     Frame& f = stack_.back();
@@ -455,36 +350,20 @@ private:
       // last task's avoids regrowing (and the slack it leaves, a third of the
       // runs' memory at k = 3).
       task().runs.reserve(last_runs_);
-      push(Ctx::task);
+      push(Ctx::task, &table_of<results::Task>(), &task());
       return true;
     case Ctx::runs:
-    case Ctx::checks:
-    case Ctx::calls:
-    case Ctx::attempts: {
-      if (!object) return fail(place() + ": expected a JSON object in \"" + array_name(f.ctx) + "\"", ec);
+      if (!object) return fail(place() + ": expected a JSON object in \"runs\"", ec);
       ++f.count;
-      const Ctx parent = f.ctx;
-      if (parent == Ctx::runs) {
-        task().runs.emplace_back();
-        checks_.clear();
-        push(Ctx::run);
-      } else if (parent == Ctx::checks) {
-        checks_.emplace_back();
-        push(Ctx::check);
-      } else if (parent == Ctx::attempts) {
-        run().attempt_log.emplace_back();
-        push(Ctx::attempt);
-      } else {
-        run().tool_calls.emplace_back();
-        push(Ctx::call);
-      }
+      task().runs.emplace_back();
+      checks_.clear();
+      push(Ctx::run, &table_of<results::Run>(), &run());
       return true;
-    }
-    case Ctx::prompts:
-      if (!object) return fail(place() + ": expected a JSON object in \"prompts\"", ec);
+    case Ctx::list:
+      if (!object)
+        return fail(place() + ": expected a JSON object in \"" + std::string(f.via->name) + "\"", ec);
       ++f.count;
-      report.prompts.emplace_back();
-      push(Ctx::prompt);
+      push(Ctx::object, f.table, f.via->append(f.obj));
       return true;
     default: break;
     }
@@ -494,57 +373,70 @@ private:
       push(next);
       return true;
     };
+    const FieldReader& r = f.table->fields[static_cast<std::size_t>(f.field)];
     switch (f.ctx) {
     case Ctx::top:
-      switch (f.field) {
-      case t_suite: return expect(true, Ctx::suite, "an object");
-      case t_resumed: report.resumed.emplace(); return expect(true, Ctx::resumed, "an object");
-      case t_route: route_ = &report.route; return expect(true, Ctx::route, "an object");
-      case t_runs_route: route_ = &report.runs_route; return expect(true, Ctx::route, "an object");
-      case t_stats: return expect(true, Ctx::skip, "an object");
-      case t_tasks: return expect(false, Ctx::tasks, "an array");
-      case t_prompts: return expect(false, Ctx::prompts, "an array");
-      case t_config:
+      if (f.field == t_route) {
+        route_ = &report.route;
+        return expect(true, Ctx::route, "an object");
+      }
+      if (f.field == t_runs_route) {
+        route_ = &report.runs_route;
+        return expect(true, Ctx::route, "an object");
+      }
+      if (f.field == t_stats) return expect(true, Ctx::skip, "an object");
+      if (f.field == t_tasks) return expect(false, Ctx::tasks, "an array");
+      if (f.field == t_config) {
         if (!object) return wrong("an object or null", ec);
         config_.reset();
         push(Ctx::config);
         return true;
-      default: return wrong(f.field == t_complete ? "true or false" : "a string", ec);
       }
+      break;
     case Ctx::task:
-      switch (f.field) {
-      case k_stats: return expect(true, Ctx::skip, "an object");
-      case k_runs: return expect(false, Ctx::runs, "an array");
-      case k_input_truncated: return wrong("true or false", ec);
-      default: return wrong("a string", ec);
-      }
+      if (f.field == k_stats) return expect(true, Ctx::skip, "an object");
+      if (f.field == k_runs) return expect(false, Ctx::runs, "an array");
+      break;
     case Ctx::run:
-      switch (f.field) {
-      case r_checks: return expect(false, Ctx::checks, "an array");
-      case r_calls: return expect(false, Ctx::calls, "an array");
-      case r_attempt_log: return expect(false, Ctx::attempts, "an array");
-      case r_route: route_ = &run().route; return expect(true, Ctx::route, "an object");
-      case r_passed:
-      case r_truncated:
-      case r_usage_known:
-      case r_agent_timed_out:
-      case r_cache_hit: return wrong("true or false", ec);
-      case r_agent_exit: return wrong("an integer from -1 to 255", ec);
-      case r_index:
-      case r_prompt:
-      case r_completion:
-      case r_attempts:
-      case r_judge_calls:
-      case r_judge_hits:
-      case r_judge_prompt:
-      case r_judge_completion: return wrong("an integer", ec);
-      case r_latency:
-      case r_ttft: return wrong("a number", ec);
-      default: return wrong("a string", ec);
+      if (f.field == r_route) {
+        route_ = &run().route;
+        return expect(true, Ctx::route, "an object");
       }
-    case Ctx::resumed: return wrong(f.field == 1 ? "an integer" : "a string", ec);
-    default: return wrong(f.ctx == Ctx::check && f.field == 1 ? "true or false" : "a string", ec);
+      // Read aside and moved into the run at its end only when kept.
+      if (f.field == r_checks) {
+        if (object) return wrong(r.expected, ec);
+        push(Ctx::list, r.element, &checks_, &r);
+        return true;
+      }
+      break;
+    default: break;
     }
+    return described_container(f, r, object, ec);
+  }
+
+  // A described field whose value is an array or object: a list of
+  // described structs, or one.
+  bool described_container(Frame& f, const FieldReader& r, bool object, ec_t& ec) {
+    if (r.open == nullptr || object == r.list) return wrong(r.expected, ec);
+    if (r.list)
+      push(Ctx::list, r.element, r.open(f.obj), &r);
+    else
+      push(Ctx::object, r.element, r.open(f.obj));
+    return true;
+  }
+
+  // Fails on the first required field among `among` (bits in description
+  // order) that the object on top of the stack did not have.
+  bool all_required(std::uint32_t among, ec_t& ec) {
+    const Frame& f = stack_.back();
+    const Table& fields = *f.table;
+    const std::uint32_t all = fields.names.size() == 32 ? ~0u : (1u << fields.names.size()) - 1;
+    const std::uint32_t missing = all & among & ~fields.optional & ~f.seen;
+    if (missing == 0) return true;
+    const std::size_t i = static_cast<std::size_t>(__builtin_ctz(missing));
+    if (f.ctx == Ctx::top && i == t_schema)
+      return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
+    return fail(place() + ": missing field \"" + std::string(fields.names[i]) + "\"", ec);
   }
 
   bool close(bool object, std::size_t n, ec_t& ec) {
@@ -560,19 +452,11 @@ private:
       if (stack_.back().ctx != Ctx::config) report.config = config_.release();
       return true;
     }
-    const Fields& fields = *f.fields;
-    if (!fields.names.empty()) {
-      const std::uint32_t all = (1u << fields.names.size()) - 1;
-      const std::uint32_t missing = all & ~fields.optional & ~f.seen;
-      if (missing != 0) {
-        const std::size_t i = static_cast<std::size_t>(__builtin_ctz(missing));
-        if (f.ctx == Ctx::top && i == t_schema)
-          return fail(where_ + ": missing field \"schema\"; this gate reads " + k_schema, ec);
-        stack_.push_back(f); // so that place() names the object
-        std::string at = place();
-        stack_.pop_back();
-        return fail(at + ": missing field \"" + std::string(fields.names[i]) + "\"", ec);
-      }
+    if (f.table != nullptr && f.ctx != Ctx::list) {
+      stack_.push_back(f); // so that place() names the object
+      const bool ok = all_required(~0u, ec);
+      stack_.pop_back();
+      if (!ok) return false;
     }
     // The input fields come together: a file with one of them was edited.
     constexpr std::uint32_t k_input_bits = 0x7u << k_input;

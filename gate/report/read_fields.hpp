@@ -1,172 +1,27 @@
 #pragma once
 
-// Private to the report reader: what it expects where. The object contexts
-// of a report, the fields of each in the order the writer emits them (and
-// which are optional), and the reader's per-object state. The SAX handler
-// that walks them is in read_builder.hpp.
+// Private to the report reader: its per-object state and the key lookup.
+// What it expects where is the description of each struct (layout.hpp);
+// the SAX handler that walks them is in read_builder.hpp.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
+#include <gate/report/described.hpp>
+
 namespace gate::report::detail {
 
-enum class Ctx : std::uint8_t {
-  top,
-  suite,
-  resumed,
-  route,
-  config,
-  skip,
-  tasks,
-  task,
-  runs,
-  run,
-  checks,
-  check,
-  calls,
-  call,
-  attempts,
-  attempt,
-  prompts,
-  prompt
-};
-inline constexpr std::size_t k_ctx_count = static_cast<std::size_t>(Ctx::prompt) + 1;
-
-// The fields of each object context, in the order the writer emits them.
-// Every field is required unless listed in `optional`.
-struct Fields {
-  std::vector<std::string_view> names;
-  std::uint32_t optional = 0;
-};
-
-inline const Fields& fields_of(Ctx c) {
-  // One table indexed by Ctx, built once: a lookup (one per object read)
-  // then tests a single initialization guard. Contexts without a field
-  // table (arrays, free-form objects) keep an empty one.
-  static const std::array<Fields, k_ctx_count> by_ctx = [] {
-    std::array<Fields, k_ctx_count> t;
-    auto at = [&](Ctx x) -> Fields& { return t[static_cast<std::size_t>(x)]; };
-    // "runs_route" is written only when most runs used another route than
-    // the configured one (replayed runs carry the route they were recorded
-    // through); "resumed" only by a run that replaced an interrupted one's
-    // report; "prompts" only when gate.yaml has prompt templates.
-    at(Ctx::top) = {{"schema", "gate_version", "suite", "config", "route", "started_at", "finished_at",
-                     "complete", "incomplete_reason", "resumed", "stats", "tasks", "runs_route", "prompts"},
-                    (1u << 9) | (1u << 12) | (1u << 13)};
-    at(Ctx::suite) = {{"name", "version", "sha256"}};
-    at(Ctx::resumed) = {{"from_started_at", "runs"}};
-    // The rendered input is absent from imported logs and older reports.
-    at(Ctx::task) = {{"id", "scenario", "difficulty", "group", "input", "input_truncated", "input_sha256",
-                      "stats", "runs"},
-                     0x7u << 4};
-    at(Ctx::prompt) = {{"role", "name", "sha256"}};
-    // "route" is written only when it differs from the report's route.
-    at(Ctx::run) = {{"index",
-                     "passed",
-                     "error",
-                     "error_message",
-                     "checks",
-                     "answer",
-                     "answer_truncated",
-                     "answer_sha256",
-                     "prompt_tokens",
-                     "completion_tokens",
-                     "usage_known",
-                     "latency_ms",
-                     "cache_hit",
-                     "attempts",
-                     "fingerprint",
-                     "route",
-                     "tool_calls",
-                     "ttft_ms",
-                     "attempt_log",
-                     "judge_calls",
-                     "judge_cache_hits",
-                     "judge_prompt_tokens",
-                     "judge_completion_tokens",
-                     "agent_exit_code",
-                     "agent_timed_out",
-                     "agent_stdout",
-                     "agent_stderr",
-                     "final_state_hash"},
-                    // route, what only fresh, streamed or judged runs have, and agent runs'
-                    (1u << 15) | (0x3fu << 17) | (0x1fu << 23)};
-    at(Ctx::check) = {{"label", "passed", "detail", "reason"}, 1u << 3};
-    at(Ctx::attempt) = {
-        {"status", "bucket", "wait_ms", "latency_ms", "prompt_tokens", "completion_tokens", "usage_known"}};
-    at(Ctx::call) = {{"name", "arguments_sha256"}};
-    return t;
-  }();
-  return by_ctx[static_cast<std::size_t>(c)];
-}
-
-enum TopField {
-  t_schema,
-  t_gate_version,
-  t_suite,
-  t_config,
-  t_route,
-  t_started,
-  t_finished,
-  t_complete,
-  t_reason,
-  t_resumed,
-  t_stats,
-  t_tasks,
-  t_runs_route,
-  t_prompts
-};
-enum TaskField {
-  k_id,
-  k_scenario,
-  k_difficulty,
-  k_group,
-  k_input,
-  k_input_truncated,
-  k_input_sha,
-  k_stats,
-  k_runs
-};
-enum RunField {
-  r_index,
-  r_passed,
-  r_error,
-  r_error_message,
-  r_checks,
-  r_answer,
-  r_truncated,
-  r_answer_sha,
-  r_prompt,
-  r_completion,
-  r_usage_known,
-  r_latency,
-  r_cache_hit,
-  r_attempts,
-  r_fingerprint,
-  r_route,
-  r_calls,
-  r_ttft,
-  r_attempt_log,
-  r_judge_calls,
-  r_judge_hits,
-  r_judge_prompt,
-  r_judge_completion,
-  r_agent_exit,
-  r_agent_timed_out,
-  r_agent_stdout,
-  r_agent_stderr,
-  r_final_state
-};
-enum AttemptField { a_status, a_bucket, a_wait, a_latency, a_prompt, a_completion, a_usage_known };
+// Where the reader stands. Described structs (layout.hpp) are `object`,
+// arrays of them `list`; the rest is the report's own shape.
+enum class Ctx : std::uint8_t { top, route, config, skip, tasks, task, runs, run, object, list };
 
 struct Frame {
   Ctx ctx;
-  const Fields* fields;   // fields_of(ctx), looked up once per object rather than per key
-  int field = -1;         // the key just read, in object contexts with a field table
+  const Table* table;     // the struct's description (top, task, run, object) or a list's element's
+  int field = -1;         // the key just read, in contexts with a table
   std::uint32_t seen = 0; // fields read so far
   std::size_t count = 0;  // elements so far, in array contexts
   std::size_t hashes = 0; // where this object's key hashes start (skip, config)
@@ -174,16 +29,8 @@ struct Frame {
   // whose bit is clear is new without searching the hashes, which spares
   // most of the search in the per-task "stats" objects every report has.
   std::uint64_t hash_bits = 0;
-};
-
-// What a scalar event carries.
-struct Scalar {
-  enum Kind { string, int64, uint64, number, boolean, null } kind;
-  std::string_view text{};
-  std::int64_t i = 0;
-  std::uint64_t u = 0;
-  double d = 0;
-  bool b = false;
+  void* obj = nullptr;              // the struct (object, run, task, top) or the vector (list)
+  const FieldReader* via = nullptr; // list: the field that holds it
 };
 
 // The hash of a key of a free-form object (duplicates are found by hash).

@@ -9,6 +9,7 @@ namespace gate::report {
 
 void compute(Report& r, const metrics::Options& options) {
   metrics::Options o = options;
+  r.options = {options.token_band_pct, options.include_polluted};
   o.routes.shared = r.runs_route.empty() ? r.route : r.runs_route;
   // Tasks are independent: a large report's are computed on every core.
   r.task_stats.assign(r.tasks.size(), {});

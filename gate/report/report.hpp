@@ -31,6 +31,14 @@ struct Resumed {
   std::int64_t runs = 0;
 };
 
+// The metric options of a report's config its numbers depend on
+// ("token_band_pct", "include_polluted"), typed: set by compute(), so that
+// what renders a report never parses `config` for them.
+struct MetricOptions {
+  double token_band_pct = metrics::Options{}.token_band_pct;
+  bool include_polluted = metrics::Options{}.include_polluted;
+};
+
 // Everything `gate run` (or `gate analyze`) learned: the runs and every
 // number computed from them. Documented field by field in
 // docs/report-schema.md.
@@ -38,8 +46,8 @@ struct Report {
   std::string schema = k_schema;
   std::string gate_version;
   SuiteInfo suite;
-  boost::json::value config;           // effective config (no secrets: key env var name and alias only)
-  results::Route route;                // the configured route
+  boost::json::value config; // effective config (no secrets: key env var name and alias only)
+  results::Route route;      // the configured route
   // The route of every run whose own is empty, as read from a file that
   // writes each run's route only where it differs ("runs_route", else
   // "route"); empty = `route`. Use route_of().
@@ -52,6 +60,7 @@ struct Report {
   std::vector<results::Task> tasks;           // sorted by id
   std::vector<metrics::TaskStats> task_stats; // parallel to tasks
   metrics::SuiteStats stats;
+  MetricOptions options; // what task_stats and stats were computed with
 };
 
 // The route a run went through: its own, or the report's shared one.
@@ -70,6 +79,10 @@ struct ReadOptions {
   // latency, route) stays. Validation is the same. For `gate compare` without
   // the HTML report, whose memory is then mostly the failing runs'.
   bool details = true;
+  // true: stop at "tasks", keeping the header fields only (no tasks, no
+  // stats): what a caller needs to know of a large file, such as whether it
+  // is complete, without reading its runs. The header is checked as fully.
+  bool header_only = false;
 };
 
 // Parses and validates a report or baseline; truncated, unknown schema,
@@ -79,7 +92,13 @@ Report from_json(std::string_view text, const std::string& where, const ReadOpti
 Report read(const std::filesystem::path& file, const ReadOptions& o = {});
 void write(const Report& r, const std::filesystem::path& file); // atomically
 
-// Recomputes task_stats and stats from tasks (used by run, analyze, merge).
+// True when `file` is a report this gate reads whose header says it is
+// complete; false for anything else (incomplete, foreign, damaged,
+// unreadable). Reads the header only, however large the file.
+bool complete_on_disk(const std::filesystem::path& file);
+
+// Recomputes task_stats and stats from tasks (used by run, analyze, merge)
+// and keeps the options they were computed with.
 void compute(Report& r, const metrics::Options& o);
 
 // The 429 answers a retry got past: attempt_log entries with status 429
@@ -93,8 +112,5 @@ std::int64_t absorbed_rate_limits(const Report& r);
 // `where`.
 metrics::Options options_from_config(const boost::json::value& config, const std::string& where);
 
-// `s` with every invalid UTF-8 sequence replaced by U+FFFD, so that what
-// gate writes (JSON, Markdown, XML) is always valid UTF-8.
-std::string to_valid_utf8(std::string_view s);
 
 } // namespace gate::report

@@ -37,14 +37,24 @@ using ec_t = boost::system::error_code;
 class Reader {
 public:
   Reader(const std::string& where, const ReadOptions& o) : where_(where), parser_(options(), where, o) {}
+  Reader(const std::string& where, const detail::Table& table, void* root)
+      : where_(where), parser_(options(), where, table, root) {}
 
   // Feeds one piece; after an error the parser takes no more (failed()).
   void feed(const char* data, std::size_t size, bool more) {
     std::size_t used = parser_.write_some(more, data, size, ec_);
     offset_ += used;
+    if (parser_.handler().stopped) {
+      ec_ = {};
+      done_ = true;
+      return;
+    }
     if (!ec_ && !more && used < size) ec_ = bj::error::extra_data;
   }
   bool failed() const { return static_cast<bool>(ec_); }
+  // The header was read whole (ReadOptions::header_only) and nothing more
+  // is wanted.
+  bool done() const { return done_; }
   template <class Locate> [[noreturn]] void raise(Locate locate) {
     const Builder& b = parser_.handler();
     if (!b.semantic.empty()) throw_bad_input(b.semantic);
@@ -52,6 +62,7 @@ public:
   }
   Report finish() {
     Report r = std::move(parser_.handler().report);
+    if (done_) return r;
     auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
     if (!std::is_sorted(r.tasks.begin(), r.tasks.end(), by_id)) // gate writes them sorted
       std::sort(r.tasks.begin(), r.tasks.end(), by_id);
@@ -86,6 +97,7 @@ private:
   bj::basic_parser<Builder> parser_;
   ec_t ec_;
   std::size_t offset_ = 0;
+  bool done_ = false;
 };
 
 } // namespace
@@ -98,6 +110,15 @@ Report from_json(std::string_view text, const std::string& where, const ReadOpti
       return json::located_at(text, offset, where, 1, what);
     });
   return reader.finish();
+}
+
+void detail::read_into(std::string_view text, const std::string& where, const Table& table, void* obj) {
+  Reader reader(where, table, obj);
+  reader.feed(text.data(), text.size(), false);
+  if (reader.failed())
+    reader.raise([&](std::size_t offset, const std::string& what) {
+      return json::located_at(text, offset, where, 1, what);
+    });
 }
 
 namespace {
@@ -148,11 +169,12 @@ Report read(const std::filesystem::path& file, const ReadOptions& o) {
   struct stat st {};
   const bool regular = fstat(in.get(), &st) == 0 && S_ISREG(st.st_mode);
   Reader reader(where, o);
-  if (!feed_mapped(in.get(), where, reader)) {
+  // A header is near the start: read in pieces rather than mapping the file.
+  if (o.header_only || !feed_mapped(in.get(), where, reader)) {
     // A pipe: its size is not known beforehand, so the limit is counted.
     std::vector<char> chunk(1 << 20);
     std::size_t total = 0;
-    while (!reader.failed()) {
+    while (!reader.failed() && !reader.done()) {
       const ssize_t got = ::read(in.get(), chunk.data(), chunk.size());
       if (got < 0) {
         if (errno == EINTR) continue;
@@ -176,6 +198,16 @@ Report read(const std::filesystem::path& file, const ReadOptions& o) {
       return json::located_at(std::string_view(text).substr(0, offset), offset, where, 1, what);
     });
   return reader.finish();
+}
+
+bool complete_on_disk(const std::filesystem::path& file) {
+  ReadOptions header;
+  header.header_only = true;
+  try {
+    return read(file, header).complete;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 } // namespace gate::report

@@ -1,3 +1,4 @@
+#include <gate/report/layout.hpp>
 #include <gate/report/report.hpp>
 
 #include <algorithm>
@@ -103,18 +104,28 @@ void strings(const std::vector<std::string>& v, std::string& out) {
   out.push_back(']');
 }
 
-void route(const results::Route& r, std::string& out) {
+// A map as a JSON object in key order: `value(v, out)` writes each value.
+// Keys are strings, or integers written as strings.
+template <class Map, class Value> void object_of(const Map& m, std::string& out, Value value) {
   out.push_back('{');
   bool first = true;
-  for (const auto& [k, v] : r) {
+  for (const auto& [k, v] : m) {
     if (!first) out.push_back(',');
     first = false;
-    str(k, out);
+    if constexpr (std::is_integral_v<std::decay_t<decltype(k)>>) {
+      out.push_back('"');
+      i64(k, out);
+      out.push_back('"');
+    } else {
+      str(k, out);
+    }
     out.push_back(':');
-    str(v, out);
+    value(v, out);
   }
   out.push_back('}');
 }
+
+void route(const results::Route& r, std::string& out) { object_of(r, out, str); }
 
 // Config is free-form JSON; written with sorted keys (canonical order) and
 // every string, keys included, redacted.
@@ -141,16 +152,7 @@ void rate_summary(const metrics::RateSummary& s, std::string& out) {
 }
 
 void rate_map(const std::map<std::string, metrics::RateSummary>& m, std::string& out) {
-  out.push_back('{');
-  bool first = true;
-  for (const auto& [k, v] : m) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(k, out);
-    out.push_back(':');
-    rate_summary(v, out);
-  }
-  out.push_back('}');
+  object_of(m, out, rate_summary);
 }
 
 void latency(const metrics::Latency& l, std::string& out) {
@@ -202,46 +204,23 @@ void suite_stats(const metrics::SuiteStats& s, std::string& out) {
   optional_num(s.trajectory_similarity, out);
   out += ",\"group_completion\":";
   optional_num(s.group_completion, out);
-  out += ",\"first_divergence_histogram\":{";
-  bool first = true;
-  for (const auto& [step, count] : s.first_divergence_histogram) {
-    if (!first) out.push_back(',');
-    first = false;
-    out.push_back('"');
-    i64(step, out);
-    out += "\":";
-    i64(count, out);
-  }
-  out += "},\"token_band_outliers\":";
+  out += ",\"first_divergence_histogram\":";
+  object_of(s.first_divergence_histogram, out, i64);
+  out += ",\"token_band_outliers\":";
   optional_num(s.token_band_outliers, out);
   out += ",\"polluted_tasks\":";
   optional_num(s.polluted_tasks, out);
-  out += ",\"route_by_run\":{";
-  first = true;
-  for (const auto& [key, values] : s.route_by_run) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(key, out);
-    out.push_back(':');
-    strings(values, out);
-  }
-  out.push_back('}');
+  out += ",\"route_by_run\":";
+  object_of(s.route_by_run, out, strings);
   out += ",\"total_runs\":";
   i64(s.total_runs, out);
   out += ",\"errored_runs\":";
   i64(s.errored_runs, out);
   out += ",\"error_rate\":";
   num(s.error_rate, out);
-  out += ",\"errors_by_bucket\":{";
-  first = true;
-  for (const auto& [bucket, count] : s.errors_by_bucket) {
-    if (!first) out.push_back(',');
-    first = false;
-    str(bucket, out);
-    out.push_back(':');
-    i64(count, out);
-  }
-  out += "},\"prompt_tokens\":";
+  out += ",\"errors_by_bucket\":";
+  object_of(s.errors_by_bucket, out, i64);
+  out += ",\"prompt_tokens\":";
   i64(s.prompt_tokens, out);
   out += ",\"completion_tokens\":";
   i64(s.completion_tokens, out);
@@ -316,115 +295,11 @@ void task_stats(const metrics::TaskStats& s, std::string& out) {
 // that used it does not repeat it, which keeps a third of every run line
 // out of the file. An empty route (read from a report) is the shared one.
 void run(const results::Run& r, const results::Route& shared, std::string& out) {
-  out += "{\"index\":";
-  i64(r.index, out);
-  out += ",\"passed\":";
-  boolean(r.passed, out);
-  out += ",\"error\":";
-  str(r.error, out);
-  out += ",\"error_message\":";
-  str(r.error_message, out);
-  out += ",\"checks\":[";
-  for (std::size_t i = 0; i < r.checks.size(); ++i) {
-    const auto& c = r.checks[i];
-    if (i != 0) out.push_back(',');
-    out += "{\"label\":";
-    str(c.label, out);
-    out += ",\"passed\":";
-    boolean(c.passed, out);
-    out += ",\"detail\":";
-    str(c.detail, out);
-    if (!c.reason.empty()) {
-      out += ",\"reason\":";
-      str(c.reason, out);
-    }
-    out.push_back('}');
-  }
-  out += "],\"answer\":";
-  str(r.answer, out);
-  out += ",\"answer_truncated\":";
-  boolean(r.answer_truncated, out);
-  out += ",\"answer_sha256\":";
-  str(r.answer_sha256, out);
-  out += ",\"prompt_tokens\":";
-  i64(r.prompt_tokens, out);
-  out += ",\"completion_tokens\":";
-  i64(r.completion_tokens, out);
-  out += ",\"usage_known\":";
-  boolean(r.usage_known, out);
-  out += ",\"latency_ms\":";
-  num(r.latency_ms, out);
-  out += ",\"cache_hit\":";
-  boolean(r.cache_hit, out);
-  out += ",\"attempts\":";
-  i64(r.attempts, out);
-  out += ",\"fingerprint\":";
-  str(r.fingerprint, out);
-  if (!r.route.empty() && r.route != shared) {
-    out += ",\"route\":";
+  detail::write_fields(r, out, [&](std::string_view, auto key) {
+    if (r.route.empty() || r.route == shared) return;
+    key();
     route(r.route, out);
-  }
-  out += ",\"tool_calls\":[";
-  for (std::size_t i = 0; i < r.tool_calls.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    out += "{\"name\":";
-    str(r.tool_calls[i].name, out);
-    out += ",\"arguments_sha256\":";
-    str(r.tool_calls[i].arguments_sha256, out);
-    out.push_back('}');
-  }
-  out.push_back(']');
-  // What only fresh, streamed or judged runs have; absent otherwise, so a
-  // replayed run's line stays short and older files read the same.
-  if (r.ttft_ms > 0) {
-    out += ",\"ttft_ms\":";
-    num(r.ttft_ms, out);
-  }
-  if (!r.attempt_log.empty()) {
-    out += ",\"attempt_log\":[";
-    for (std::size_t i = 0; i < r.attempt_log.size(); ++i) {
-      const results::Attempt& a = r.attempt_log[i];
-      if (i != 0) out.push_back(',');
-      out += "{\"status\":";
-      i64(a.status, out);
-      out += ",\"bucket\":";
-      str(a.bucket, out);
-      out += ",\"wait_ms\":";
-      num(a.wait_ms, out);
-      out += ",\"latency_ms\":";
-      num(a.latency_ms, out);
-      out += ",\"prompt_tokens\":";
-      i64(a.prompt_tokens, out);
-      out += ",\"completion_tokens\":";
-      i64(a.completion_tokens, out);
-      out += ",\"usage_known\":";
-      boolean(a.usage_known, out);
-      out.push_back('}');
-    }
-    out.push_back(']');
-  }
-  if (r.judge_calls > 0) {
-    out += ",\"judge_calls\":";
-    i64(r.judge_calls, out);
-    out += ",\"judge_cache_hits\":";
-    i64(r.judge_cache_hits, out);
-    out += ",\"judge_prompt_tokens\":";
-    i64(r.judge_prompt_tokens, out);
-    out += ",\"judge_completion_tokens\":";
-    i64(r.judge_completion_tokens, out);
-  }
-  if (r.agent) {
-    out += ",\"agent_exit_code\":";
-    i64(r.agent->exit_code, out);
-    out += ",\"agent_timed_out\":";
-    boolean(r.agent->timed_out, out);
-    out += ",\"agent_stdout\":";
-    str(r.agent->stdout_excerpt, out);
-    out += ",\"agent_stderr\":";
-    str(r.agent->stderr_excerpt, out);
-    out += ",\"final_state_hash\":";
-    str(r.agent->final_state_hash, out);
-  }
+  });
   out.push_back('}');
 }
 
@@ -511,36 +386,27 @@ void tasks(const Report& r, std::size_t begin, std::size_t end, const results::R
   for (std::size_t i = begin; i < end; ++i) {
     const auto& t = r.tasks[i];
     out += i == 0 ? "\n" : ",\n";
-    out += "{\"id\":";
-    str(t.id, out);
-    out += ",\"scenario\":";
-    str(t.scenario, out);
-    out += ",\"difficulty\":";
-    str(t.difficulty, out);
-    out += ",\"group\":";
-    str(t.group, out);
-    // Written only when known, so that reports without it (imported logs,
-    // older files) read and write back the same bytes.
-    if (!t.input_sha256.empty()) {
-      out += ",\"input\":";
-      str(t.input, out);
-      out += ",\"input_truncated\":";
-      boolean(t.input_truncated, out);
-      out += ",\"input_sha256\":";
-      str(t.input_sha256, out);
-    }
-    out += ",\"stats\":";
-    task_stats(r.task_stats[i], out);
-    out += ",\"runs\":[";
-    for (std::size_t j = 0; j < t.runs.size(); ++j) {
-      if (j != 0) out.push_back(',');
-      run(t.runs[j], shared, out);
-    }
-    out += "]}";
+    detail::write_fields(t, out, [&](std::string_view name, auto key) {
+      key();
+      if (name == "stats") {
+        task_stats(r.task_stats[i], out);
+        return;
+      }
+      out.push_back('[');
+      for (std::size_t j = 0; j < t.runs.size(); ++j) {
+        if (j != 0) out.push_back(',');
+        run(t.runs[j], shared, out);
+      }
+      out.push_back(']');
+    });
+    out.push_back('}');
   }
 }
 
 } // namespace
+
+void detail::write_string(std::string_view s, std::string& out) { str(s, out); }
+void detail::write_int(std::int64_t v, std::string& out) { i64(v, out); }
 
 std::string to_json(const Report& r) {
   if (r.task_stats.size() != r.tasks.size())
@@ -551,65 +417,33 @@ std::string to_json(const Report& r) {
   const results::Route& shared = runs_route(r, bounds);
   std::string out;
   out.reserve(estimate(r));
-  out += "{\n\"schema\": ";
-  str(r.schema, out);
-  out += ",\n\"gate_version\": ";
-  str(r.gate_version, out);
-  out += ",\n\"suite\": {\"name\":";
-  str(r.suite.name, out);
-  out += ",\"version\":";
-  str(r.suite.version, out);
-  out += ",\"sha256\":";
-  str(r.suite.sha256, out);
-  out += "}";
-  if (!r.prompts.empty()) {
-    out += ",\n\"prompts\": [";
-    for (std::size_t i = 0; i < r.prompts.size(); ++i) {
-      out += i ? ",{\"role\":" : "{\"role\":";
-      str(r.prompts[i].role, out);
-      out += ",\"name\":";
-      str(r.prompts[i].name, out);
-      out += ",\"sha256\":";
-      str(r.prompts[i].sha256, out);
-      out += "}";
+  detail::write_fields<detail::Lines>(r, out, [&](std::string_view name, auto key) {
+    if (name == "runs_route" && shared == r.route) return;
+    key();
+    if (name == "schema") {
+      str(r.schema, out);
+    } else if (name == "config") {
+      value(r.config, out);
+    } else if (name == "route") {
+      route(r.route, out);
+    } else if (name == "runs_route") {
+      route(shared, out);
+    } else if (name == "stats") {
+      suite_stats(r.stats, out);
+    } else {
+      out.push_back('[');
+      std::vector<std::string> parts(bounds.size() - 1);
+      const std::size_t share = out.capacity() / std::max<std::size_t>(1, parts.size());
+      run_parallel(parts.size(), [&](std::size_t p) {
+        if (p != 0) parts[p].reserve(share);
+        tasks(r, bounds[p], bounds[p + 1], shared, p == 0 ? out : parts[p]);
+      });
+      for (std::size_t p = 1; p < parts.size(); ++p)
+        out += parts[p];
+      out += "\n]";
     }
-    out += "]";
-  }
-  out += ",\n\"config\": ";
-  value(r.config, out);
-  out += ",\n\"route\": ";
-  route(r.route, out);
-  if (shared != r.route) {
-    out += ",\n\"runs_route\": ";
-    route(shared, out);
-  }
-  out += ",\n\"started_at\": ";
-  str(r.started_at, out);
-  out += ",\n\"finished_at\": ";
-  str(r.finished_at, out);
-  out += ",\n\"complete\": ";
-  boolean(r.complete, out);
-  out += ",\n\"incomplete_reason\": ";
-  str(r.incomplete_reason, out);
-  if (r.resumed) {
-    out += ",\n\"resumed\": {\"from_started_at\":";
-    str(r.resumed->from_started_at, out);
-    out += ",\"runs\":";
-    i64(r.resumed->runs, out);
-    out += "}";
-  }
-  out += ",\n\"stats\": ";
-  suite_stats(r.stats, out);
-  out += ",\n\"tasks\": [";
-  std::vector<std::string> parts(bounds.size() - 1);
-  const std::size_t share = out.capacity() / std::max<std::size_t>(1, parts.size());
-  run_parallel(parts.size(), [&](std::size_t p) {
-    if (p != 0) parts[p].reserve(share);
-    tasks(r, bounds[p], bounds[p + 1], shared, p == 0 ? out : parts[p]);
   });
-  for (std::size_t p = 1; p < parts.size(); ++p)
-    out += parts[p];
-  out += "\n]\n}\n";
+  out += "\n}\n";
   return out;
 }
 

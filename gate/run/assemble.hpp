@@ -10,11 +10,6 @@
 
 namespace gate::run {
 
-// The configuration as stored in a report: what shapes the numbers (model,
-// sampling, runs, cache mode and ignore rules, thresholds), never a path on
-// this machine and never a key (only its variable name and alias).
-boost::json::value config_json(const config::Config& c);
-
 // Turns a run's outcome into the report: tasks sorted by id, every number
 // computed (METRICS.md).
 report::Report assemble(Outcome&& outcome, const suite::Suite& s, const config::Config& c,

@@ -5,6 +5,83 @@
 
 namespace gate {
 
+namespace {
+
+constexpr std::string_view k_replacement = "\xEF\xBF\xBD";
+
+std::string maximal_subpart(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto b = static_cast<unsigned char>(s[i]);
+    std::size_t needed = 0;
+    unsigned char lower = 0x80, upper = 0xBF;
+    if (b <= 0x7F) {
+      out += static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+      needed = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      needed = 2;
+      if (b == 0xE0) lower = 0xA0; // no overlongs
+      if (b == 0xED) upper = 0x9F; // no surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      needed = 3;
+      if (b == 0xF0) lower = 0x90; // no overlongs
+      if (b == 0xF4) upper = 0x8F; // nothing above U+10FFFF
+    } else {
+      out += k_replacement;
+      ++i;
+      continue;
+    }
+    // The continuation bytes that fit form the maximal subpart; a byte that
+    // does not fit is not consumed but starts the next sequence.
+    std::size_t j = i + 1;
+    std::size_t seen = 0;
+    while (seen < needed && j < s.size()) {
+      auto c = static_cast<unsigned char>(s[j]);
+      if (c < lower || c > upper) break;
+      lower = 0x80;
+      upper = 0xBF;
+      ++seen;
+      ++j;
+    }
+    if (seen == needed)
+      out.append(s.substr(i, j - i));
+    else
+      out += k_replacement;
+    i = j;
+  }
+  return out;
+}
+
+std::string per_byte(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  std::uint32_t cp = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = decode_utf8(s, i, cp);
+    if (len == 0) {
+      out += k_replacement;
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string to_valid_utf8(std::string_view s, Utf8Repair how) {
+  if (valid_utf8(s)) return std::string(s);
+  return how == Utf8Repair::per_byte ? per_byte(s) : maximal_subpart(s);
+}
+
 std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp) {
   const auto c = static_cast<unsigned char>(s[i]);
   if (c < 0x80) {
@@ -51,23 +128,6 @@ bool valid_utf8(std::string_view s) {
     i += len;
   }
   return true;
-}
-
-std::string replace_invalid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    std::uint32_t cp = 0;
-    const std::size_t len = decode_utf8(s, i, cp);
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
 }
 
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {

@@ -13,9 +13,17 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp);
 
 // True when `s` is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool valid_utf8(std::string_view s);
-// `s` with every byte that does not start a valid sequence replaced by
-// U+FFFD, one per byte: the character gate's regex and snippets read it as.
-std::string replace_invalid_utf8(std::string_view s);
+// How to_valid_utf8 replaces what is not UTF-8 with U+FFFD.
+enum class Utf8Repair {
+  // Each byte that starts no valid sequence: what gate writes (reports,
+  // Markdown, XML, JSON, the terminal), whose escapers decode byte by byte.
+  per_byte,
+  // One per maximal invalid subpart, as the WHATWG UTF-8 decoder does, which
+  // the SSE spec requires of an event stream's lines.
+  maximal_subpart,
+};
+// `s` with every invalid UTF-8 sequence replaced by U+FFFD.
+std::string to_valid_utf8(std::string_view s, Utf8Repair how = Utf8Repair::per_byte);
 // The longest prefix of at most `max_bytes` that does not cut a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
 // The value of a hexadecimal digit (either case), or -1.

@@ -219,3 +219,15 @@ TEST_CASE("to_json nests by section and keeps types") {
   CHECK(j.at("cache").as_object().at("mode").as_string() == "replay");
   CHECK(j.at("cache").as_object().at("ignore").as_array().empty());
 }
+
+TEST_CASE("to_json is the report's copy: no paths or output places, the judge resolved") {
+  Scratch s;
+  const Config c = loaded(s, "baseline: base.json\n");
+  const boost::json::object j = to_json(c);
+  for (const char* gone : {"suite", "prompt", "agent", "confirm", "baseline", "outputs"})
+    CHECK_MESSAGE(!j.contains(gone), gone);
+  CHECK(!j.at("model").as_object().contains("ca_file"));
+  CHECK(!j.at("cache").as_object().contains("dir"));
+  CHECK(j.at("cache").as_object().contains("mode"));
+  CHECK(j.at("judge").as_object().at("model").as_string() == "m");
+}

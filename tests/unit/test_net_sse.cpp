@@ -5,6 +5,7 @@
 
 #include <gate/model/stream.hpp>
 #include <gate/net/sse.hpp>
+#include <gate/util/text.hpp>
 
 using namespace std::string_literals;
 using gate::net::SseDecoder;
@@ -186,7 +187,9 @@ TEST_CASE("sse: finish reports a cut stream") {
 }
 
 TEST_CASE("sse: invalid UTF-8 is replaced per maximal subpart") {
-  using gate::net::replace_invalid_utf8;
+  auto replace_invalid_utf8 = [](std::string_view s) {
+    return gate::to_valid_utf8(s, gate::Utf8Repair::maximal_subpart);
+  };
   const std::string fffd = "\xEF\xBF\xBD";
   CHECK(replace_invalid_utf8("ok \xC3\xA9") == "ok \xC3\xA9");
   CHECK(replace_invalid_utf8("\xC3(") == fffd + "(");

@@ -18,6 +18,7 @@ report::Report sample() {
   report::Report r;
   r.suite = {"ext", "1", ""};
   r.config = boost::json::object{{"token_band_pct", 25}, {"include_polluted", false}};
+  r.options = {25, false};
   for (const char* id : {"a|b", "t2", "t3"}) {
     results::Task t;
     t.id = id;
@@ -81,6 +82,7 @@ TEST_CASE("include_polluted, no outliers, no divergence") {
   auto r = sample();
   r.config.as_object()["include_polluted"] = true;
   r.config.as_object()["token_band_pct"] = 12.5;
+  r.options = {12.5, true};
   r.stats.token_band_outliers = 0;
   r.stats.first_divergence_histogram.clear();
   std::string md = section(r);

@@ -33,6 +33,7 @@ Report sample() {
   r.gate_version = "0.1.0";
   r.suite = {"capitals|evil", "2", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"};
   r.config = boost::json::parse(R"({"token_band_pct":30})");
+  r.options.token_band_pct = 30;
   r.started_at = "2026-01-02T03:04:05Z";
   r.finished_at = "2026-01-02T03:05:06Z";
 

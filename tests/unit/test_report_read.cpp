@@ -312,3 +312,34 @@ TEST_CASE("a run's fields in another order read the same, in a full and in a sum
   CHECK(s.tasks[0].runs[0].checks.empty());
   CHECK(s.tasks[0].runs[1].answer == "Lyon, I think");
 }
+
+TEST_CASE("complete_on_disk reads the header only and says false for anything but a complete report") {
+  auto dir = std::filesystem::temp_directory_path() / ("gate-report-header-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return dir / name;
+  };
+  Report r = sample();
+  const std::string text = report::to_json(r);
+  CHECK(report::complete_on_disk(put("done.json", text)));
+  // Only the header is read: the tasks may be cut off (a file still being
+  // replaced, say) without changing what the header says.
+  const std::size_t tasks = text.find("\n\"tasks\": [");
+  REQUIRE(tasks != std::string::npos);
+  CHECK(report::complete_on_disk(put("cut.json", text.substr(0, tasks + 12) + "{\"id\":")));
+  r.complete = false;
+  r.incomplete_reason = "interrupted";
+  CHECK_FALSE(report::complete_on_disk(put("partial.json", report::to_json(r))));
+  CHECK_FALSE(report::complete_on_disk(put("edited.json", replaced(text, "\n\"complete\": true,", ""))));
+  CHECK_FALSE(report::complete_on_disk(put("foreign.json", replaced(text, "gate.report/1", "gate.report/9"))));
+  CHECK_FALSE(report::complete_on_disk(put("cut-header.json", text.substr(0, tasks / 2))));
+  CHECK_FALSE(report::complete_on_disk(put("not-json.json", "complete: true")));
+  CHECK_FALSE(report::complete_on_disk(dir / "absent.json"));
+  report::ReadOptions header;
+  header.header_only = true;
+  const Report head = report::read(dir / "done.json", header);
+  CHECK(head.tasks.empty());
+  CHECK(head.suite.name == sample().suite.name);
+  std::filesystem::remove_all(dir);
+}
