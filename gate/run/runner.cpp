@@ -62,15 +62,15 @@ results::Route route_from_json(const std::string& text) {
 struct Shared {
   const Inputs& in;
   const Progress& progress;
-  std::vector<PreparedRequest> prepared;
-  results::Route route;
-  std::string route_text;
+  std::vector<PreparedRequest> prepared{};
+  results::Route route{};
+  std::string route_text{};
   std::atomic<std::size_t> next{0};
   std::atomic<bool> abort{false};
-  std::mutex mutex; // guards the vectors below and `outcome` fields
-  Outcome* outcome;
+  std::mutex mutex{}; // guards the vectors below and `outcome` fields
+  Outcome* outcome = nullptr;
   int workers = 1;
-  std::once_flag workers_told; // the client learns the worker count once
+  std::once_flag workers_told{}; // the client learns the worker count once
   agent::Tap* tap = nullptr;   // set when a selected case is an agent case
 
   // The one client of the whole execute(): model tasks and the agents'
@@ -421,7 +421,7 @@ results::Route configured_route(const config::Config& c) {
 Outcome execute(const Inputs& in, const Progress& progress) {
   Outcome outcome;
   const auto& cfg = *in.config;
-  Shared sh{in, progress, {}, configured_route(cfg), {}, {}, {}, {}, &outcome, 1, {}, nullptr};
+  Shared sh{.in = in, .progress = progress, .route = configured_route(cfg), .outcome = &outcome};
   sh.route_text = route_json(sh.route);
   // Every request is built and hashed before the first run, on every core:
   // for a large suite this was a serial stretch as long as a third of the
