@@ -139,9 +139,10 @@ int run(int argc, char** argv) {
               peak_rss_mb(), rss_read);
   std::printf("verdict: %s; paired %lld, flips %lld, regressed %lld, fixed %lld, became flaky %lld, "
               "became stable %lld\n",
-              gate::compare::to_string(v.status), static_cast<long long>(v.paired), static_cast<long long>(v.flips),
-              static_cast<long long>(v.regressed), static_cast<long long>(v.fixed),
-              static_cast<long long>(v.became_flaky), static_cast<long long>(v.became_stable));
+              gate::compare::to_string(v.status), static_cast<long long>(v.paired),
+              static_cast<long long>(v.flips), static_cast<long long>(v.regressed),
+              static_cast<long long>(v.fixed), static_cast<long long>(v.became_flaky),
+              static_cast<long long>(v.became_stable));
   read_breakdown(argv[1]);
   return 0;
 }

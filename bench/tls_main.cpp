@@ -45,7 +45,8 @@ Figures measure(double latency_ms, int calls, int concurrency, const gate::testi
   m.ca_file = ca_file;
   m.max_retries = 0;
   m.timeout_s = 60;
-  auto client = gate::net::make_http_client(m, gate::environment_of({{"GATE_BENCH_TLS_KEY", "sk-bench-not-a-real-key"}}));
+  auto client = gate::net::make_http_client(
+      m, gate::environment_of({{"GATE_BENCH_TLS_KEY", "sk-bench-not-a-real-key"}}));
   client->expect_workers(concurrency);
   const gate::model::ApiCall call{"openai", gate::model::endpoint_path(m),
                                   gate::model::build_request(m, "", {{"user", "one benchmark question"}})};

@@ -19,8 +19,8 @@ std::string var_name(std::string_view entry) { return std::string(entry.substr(0
 // argv[0] with a '/' but relative names a program shipped with the suite;
 // a bare name is looked up in PATH, then next to the gate binary (so the
 // example agent built with gate runs from the build directory as is).
-std::vector<std::string> resolve_command(std::vector<std::string> argv, const std::filesystem::path& suite_dir,
-                                         const std::string& path) {
+std::vector<std::string> resolve_command(std::vector<std::string> argv,
+                                         const std::filesystem::path& suite_dir, const std::string& path) {
   std::string& program = argv.front();
   if (program.find('/') != std::string::npos) {
     if (program.front() != '/')
@@ -128,7 +128,8 @@ JobResult run_job(const Job& job, results::Run& out) {
       // likeliest fix for the bundled example agent (built with gate).
       const bool bare = spec.command.front().find('/') == std::string::npos;
       fail_run(out, bare && ps.argv.front() == spec.command.front()
-                        ? pr.start_error + " (looked in PATH and next to the gate binary; build it, or give a path)"
+                        ? pr.start_error +
+                              " (looked in PATH and next to the gate binary; build it, or give a path)"
                         : pr.start_error);
     } else {
       const Tree fixture = read_tree(spec.fixture_dir);

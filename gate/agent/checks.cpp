@@ -66,7 +66,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     const int want = static_cast<int>(c.number);
     if (ctx.process->exit_code == want) return "";
     const std::string expected = "expected exit code " + std::to_string(want) + "; the command ";
-    if (ctx.process->exit_code < 0) return expected + "was killed by signal " + std::to_string(ctx.process->signal);
+    if (ctx.process->exit_code < 0)
+      return expected + "was killed by signal " + std::to_string(ctx.process->signal);
     return expected + "exited with " + std::to_string(ctx.process->exit_code);
   }
   if (t == "stdout") {
@@ -82,7 +83,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     return "expected " + shown(c.path) + " to exist; it does not";
   }
   if (t == "file_contains") {
-    const std::string expected = "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; ";
+    const std::string expected =
+        "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; ";
     const std::string* text = file_of(ctx, c.path, why);
     if (text == nullptr) return expected + why;
     if (text->find(c.values.front()) != std::string::npos) return "";
@@ -112,7 +114,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
       return r.start_error;
     }
     const std::string expected = "expected " + names(c.argv) + " to exit 0; it ";
-    if (r.timed_out) return expected + "timed out after " + std::to_string(static_cast<int>(c.timeout_s)) + " s";
+    if (r.timed_out)
+      return expected + "timed out after " + std::to_string(static_cast<int>(c.timeout_s)) + " s";
     if (r.exit_code == 0) return "";
     std::string tail = r.err.empty() ? r.out : r.err;
     if (tail.size() > 200) tail = tail.substr(tail.size() - 200);
@@ -166,11 +169,12 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
   }
   if (t == "final_state") {
     const std::string* text = file_of(ctx, c.path, why);
-    if (text == nullptr) return "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; " + why;
+    if (text == nullptr)
+      return "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; " + why;
     std::string got = sha256_hex(*text);
-    return got == c.values.front() ? ""
-                                   : "expected " + shown(c.path) + " to have sha256 " + c.values.front() +
-                                         "; it has " + got;
+    return got == c.values.front()
+               ? ""
+               : "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; it has " + got;
   }
   // A text check on an agent case applies to its stdout.
   check::Result r = check::evaluate(c, ctx.process->out, "stdout");

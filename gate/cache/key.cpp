@@ -9,7 +9,7 @@ namespace {
 // field := name "\0" decimal(byte length of value) ":" value
 // The length prefix keeps ("ab", "c") and ("a", "bc") apart; the name keeps
 // a field from standing in for another.
-void add_field(Sha256 &h, std::string_view name, std::string_view value) {
+void add_field(Sha256& h, std::string_view name, std::string_view value) {
   h.update(name);
   h.update(std::string_view("\0", 1));
   h.update(std::to_string(value.size()));
@@ -17,7 +17,7 @@ void add_field(Sha256 &h, std::string_view name, std::string_view value) {
   h.update(value);
 }
 
-void add_request(Sha256 &h, std::string_view provider, std::string_view path, std::string_view request) {
+void add_request(Sha256& h, std::string_view provider, std::string_view path, std::string_view request) {
   add_field(h, "provider", provider);
   add_field(h, "path", path);
   add_field(h, "request", request);

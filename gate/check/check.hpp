@@ -65,8 +65,8 @@ struct TypeInfo {
   std::string passes;        // when the check passes, in Markdown
   std::string example;       // one check object, as a suite line holds it
 };
-const std::vector<TypeInfo> &type_table();
-const TypeInfo *find_type(std::string_view type); // nullptr when unknown
+const std::vector<TypeInfo>& type_table();
+const TypeInfo* find_type(std::string_view type); // nullptr when unknown
 
 // True for the types that look at an agent run rather than an answer:
 // exit_code, stdout, file_exists, file_contains, file_json, command,
@@ -75,22 +75,22 @@ bool is_agent_type(std::string_view type);
 
 // The `json` check's path conditions on an already parsed document: "" when
 // all hold, else why not (short, redacted).
-std::string json_paths_failure(const Check &c, const boost::json::value &doc);
+std::string json_paths_failure(const Check& c, const boost::json::value& doc);
 
 // The check types parse() accepts, in the order error messages list them.
-const std::vector<std::string> &known_types();
+const std::vector<std::string>& known_types();
 
 // Parses one check object from a suite line. `expected` is the case's
 // expected answer, used by `equals` when the check gives no value. Throws
 // Error(bad_input) with `where` (file:line) and what was expected.
-Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
-            const std::string &where);
+Check parse(const boost::json::value& spec, const std::optional<std::string>& expected,
+            const std::string& where);
 
 struct Result {
   std::string label;
   bool passed = false;
-  std::string detail;   // why it failed, short and redacted; empty on pass
-  bool errored = false; // the check could not be evaluated (METRICS.md bucket `check`)
+  std::string detail;      // why it failed, short and redacted; empty on pass
+  bool errored = false;    // the check could not be evaluated (METRICS.md bucket `check`)
   std::string reason = {}; // llm_judge: the judge's reason, for a pass too
 };
 
@@ -98,7 +98,7 @@ struct Result {
 // answer bytes (invalid UTF-8 and NUL included). An llm_judge check needs a
 // model call: here it is errored; the runner evaluates it. `subject` names
 // the text in failure details ("expected ...; <subject> is ...").
-Result evaluate(const Check &c, std::string_view answer, std::string_view subject = "the answer");
+Result evaluate(const Check& c, std::string_view answer, std::string_view subject = "the answer");
 
 // The first number in `text`: an optional sign (not after a letter or
 // digit; "-", "+" or U+2212), digits with optional thousands commas
@@ -107,10 +107,10 @@ Result evaluate(const Check &c, std::string_view answer, std::string_view subjec
 std::optional<double> first_number(std::string_view text);
 
 // Resolves RFC 6901 reference tokens in `doc`; nullptr when absent.
-const boost::json::value *resolve_pointer(const boost::json::value &doc,
-                                          const std::vector<std::string> &tokens);
+const boost::json::value* resolve_pointer(const boost::json::value& doc,
+                                          const std::vector<std::string>& tokens);
 
 // JSON equality where numbers compare by value (1 == 1.0).
-bool json_equal(const boost::json::value &a, const boost::json::value &b);
+bool json_equal(const boost::json::value& a, const boost::json::value& b);
 
 } // namespace gate::check

@@ -39,7 +39,7 @@ std::string_view trim(std::string_view s) {
 // ASCII only: bytes of multi-byte UTF-8 sequences are all >= 0x80 and stay.
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char &c : out)
+  for (char& c : out)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
   return out;
 }
@@ -76,14 +76,14 @@ std::string show_number(double d) {
 }
 
 // Values may come from the answer, so they are redacted like snippets.
-std::string show_json(const boost::json::value &v) {
+std::string show_json(const boost::json::value& v) {
   std::string text = redact(json::canonical(v));
   return std::string(utf8_prefix(text, k_snippet_bytes)) + (text.size() > k_snippet_bytes ? "..." : "");
 }
 
-std::string quoted_list(const std::vector<std::string> &values) {
+std::string quoted_list(const std::vector<std::string>& values) {
   std::string out;
-  for (const auto &v : values)
+  for (const auto& v : values)
     out += (out.empty() ? "" : ", ") + snippet(v);
   return out;
 }
@@ -105,7 +105,7 @@ std::string what_came(std::string_view subject, std::string_view text) {
 std::string show_pattern(std::string_view pattern) {
   const std::string redacted = redact(pattern);
   std::string_view cut = utf8_prefix(redacted, k_snippet_bytes);
-  static const char *hex = "0123456789abcdef";
+  static const char* hex = "0123456789abcdef";
   std::string out = "/";
   for (std::size_t i = 0; i < cut.size();) {
     std::uint32_t u = 0;
@@ -125,8 +125,8 @@ std::string show_pattern(std::string_view pattern) {
   return out + (cut.size() < redacted.size() ? "..." : "") + "/";
 }
 
-bool is_number(const boost::json::value &v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
-double to_double(const boost::json::value &v) {
+bool is_number(const boost::json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
+double to_double(const boost::json::value& v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());
   if (v.is_uint64()) return static_cast<double>(v.get_uint64());
   return v.get_double();
@@ -169,7 +169,7 @@ std::optional<std::string_view> fenced_json(std::string_view text) {
   return first;
 }
 
-std::string json_failure(const Check &c, std::string_view answer, std::string_view subject) {
+std::string json_failure(const Check& c, std::string_view answer, std::string_view subject) {
   std::optional<boost::json::value> doc = parse_json(trim(answer));
   if (!doc) {
     if (auto body = fenced_json(answer)) doc = parse_json(trim(*body));
@@ -180,21 +180,23 @@ std::string json_failure(const Check &c, std::string_view answer, std::string_vi
 
 } // namespace
 
-std::string json_paths_failure(const Check &c, const boost::json::value &doc_value) {
-  const boost::json::value *doc = &doc_value;
+std::string json_paths_failure(const Check& c, const boost::json::value& doc_value) {
+  const boost::json::value* doc = &doc_value;
   using Test = Check::JsonPath::Test;
-  for (const auto &p : c.json_paths) {
-    const boost::json::value *v = resolve_pointer(*doc, p.tokens);
+  for (const auto& p : c.json_paths) {
+    const boost::json::value* v = resolve_pointer(*doc, p.tokens);
     const std::string at = p.pointer.empty() ? "(root)" : snippet(p.pointer);
     // "expected <pointer> <condition>; it is <value>", the shape of every detail.
     std::string want;
     switch (p.test) {
     case Test::exists: want = p.exists ? "to exist" : "to be absent"; break;
     case Test::equals: want = "to equal " + show_json(*p.equals); break;
-    case Test::one_of: want = "to be one of " + show_json(boost::json::array(p.one_of.begin(), p.one_of.end())); break;
+    case Test::one_of:
+      want = "to be one of " + show_json(boost::json::array(p.one_of.begin(), p.one_of.end()));
+      break;
     case Test::range:
-      want = "to be a number in [" + (p.min ? show_number(*p.min) : "") + ", " + (p.max ? show_number(*p.max) : "") +
-             "]";
+      want = "to be a number in [" + (p.min ? show_number(*p.min) : "") + ", " +
+             (p.max ? show_number(*p.max) : "") + "]";
       break;
     }
     const std::string expected = "expected " + at + " " + want + "; ";
@@ -209,7 +211,7 @@ std::string json_paths_failure(const Check &c, const boost::json::value &doc_val
       if (!json_equal(*v, *p.equals)) return expected + "it is " + show_json(*v);
       break;
     case Test::one_of:
-      if (std::none_of(p.one_of.begin(), p.one_of.end(), [&](const auto &o) { return json_equal(*v, o); }))
+      if (std::none_of(p.one_of.begin(), p.one_of.end(), [&](const auto& o) { return json_equal(*v, o); }))
         return expected + "it is " + show_json(*v);
       break;
     case Test::range: {
@@ -226,7 +228,7 @@ std::string json_paths_failure(const Check &c, const boost::json::value &doc_val
 
 namespace {
 
-std::string bounds_text(const std::optional<double> &min, const std::optional<double> &max) {
+std::string bounds_text(const std::optional<double>& min, const std::optional<double>& max) {
   if (min && max) return "between " + show_number(*min) + " and " + show_number(*max);
   if (min) return "at least " + show_number(*min);
   return "at most " + show_number(*max);
@@ -256,8 +258,8 @@ std::size_t count_words(std::string_view s) {
 
 // "" when the check holds, else why not, in one shape: "expected <what>;
 // <subject> <what came>".
-std::string failure(const Check &c, std::string_view answer, std::string_view subject) {
-  const std::string &t = c.type;
+std::string failure(const Check& c, std::string_view answer, std::string_view subject) {
+  const std::string& t = c.type;
   // parse() guarantees operands; a hand-built Check without one is a bug.
   if (c.values.empty() && t != "json" && t != "number" && t != "length")
     throw std::logic_error("check \"" + t + "\" has no operand");
@@ -288,20 +290,21 @@ std::string failure(const Check &c, std::string_view answer, std::string_view su
   }
   if (t == "starts_with") {
     if (trim_left(answer).substr(0, c.values.front().size()) == c.values.front()) return {};
-    return "expected to start with " + snippet(c.values.front()) + "; " + what_came(subject, trim_left(answer));
+    return "expected to start with " + snippet(c.values.front()) + "; " +
+           what_came(subject, trim_left(answer));
   }
   if (t == "contains_any") {
-    for (const auto &v : c.values)
+    for (const auto& v : c.values)
       if (answer.find(v) != std::string_view::npos) return {};
     return "expected to contain one of " + quoted_list(c.values) + "; " + what_came(subject, answer);
   }
   if (t == "contains_all") {
     std::vector<std::string> missing;
-    for (const auto &v : c.values)
+    for (const auto& v : c.values)
       if (answer.find(v) == std::string_view::npos) missing.push_back(v);
     if (missing.empty()) return {};
-    return "expected to contain all of " + quoted_list(c.values) + " (missing " + quoted_list(missing) + "); " +
-           what_came(subject, answer);
+    return "expected to contain all of " + quoted_list(c.values) + " (missing " + quoted_list(missing) +
+           "); " + what_came(subject, answer);
   }
   if (t == "regex") {
     if (!c.regex) throw std::logic_error("regex check without a compiled pattern");
@@ -323,8 +326,8 @@ std::string failure(const Check &c, std::string_view answer, std::string_view su
     const bool words = c.unit == "words";
     double n = static_cast<double>(words ? count_words(answer) : count_units(answer));
     if ((!c.min || n >= *c.min) && (!c.max || n <= *c.max)) return {};
-    return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " + std::string(subject) +
-           " has " + show_number(n);
+    return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " +
+           std::string(subject) + " has " + show_number(n);
   }
   throw std::logic_error("unknown check type \"" + t + "\"");
 }
@@ -371,10 +374,10 @@ std::optional<double> first_number(std::string_view s) {
   return std::nullopt;
 }
 
-const boost::json::value *resolve_pointer(const boost::json::value &doc,
-                                          const std::vector<std::string> &tokens) {
-  const boost::json::value *v = &doc;
-  for (const auto &tok : tokens) {
+const boost::json::value* resolve_pointer(const boost::json::value& doc,
+                                          const std::vector<std::string>& tokens) {
+  const boost::json::value* v = &doc;
+  for (const auto& tok : tokens) {
     if (v->is_object()) {
       v = v->get_object().if_contains(tok);
     } else if (v->is_array()) {
@@ -384,7 +387,7 @@ const boost::json::value *resolve_pointer(const boost::json::value &doc,
           !std::all_of(tok.begin(), tok.end(), is_digit))
         return nullptr;
       std::size_t index = std::stoull(tok);
-      const auto &arr = v->get_array();
+      const auto& arr = v->get_array();
       v = index < arr.size() ? &arr[index] : nullptr;
     } else {
       return nullptr;
@@ -394,14 +397,14 @@ const boost::json::value *resolve_pointer(const boost::json::value &doc,
   return v;
 }
 
-bool json_equal(const boost::json::value &a, const boost::json::value &b) {
+bool json_equal(const boost::json::value& a, const boost::json::value& b) {
   if (is_number(a) && is_number(b)) {
     // Integers compare exactly (doubles lose precision above 2^53).
     if (a.is_int64() && b.is_int64()) return a.get_int64() == b.get_int64();
     if (a.is_uint64() && b.is_uint64()) return a.get_uint64() == b.get_uint64();
     if ((a.is_int64() && b.is_uint64()) || (a.is_uint64() && b.is_int64())) {
-      const auto &i = a.is_int64() ? a : b;
-      const auto &u = a.is_uint64() ? a : b;
+      const auto& i = a.is_int64() ? a : b;
+      const auto& u = a.is_uint64() ? a : b;
       return i.get_int64() >= 0 && static_cast<std::uint64_t>(i.get_int64()) == u.get_uint64();
     }
     return to_double(a) == to_double(b);
@@ -418,8 +421,8 @@ bool json_equal(const boost::json::value &a, const boost::json::value &b) {
   case boost::json::kind::object: {
     const auto &x = a.get_object(), &y = b.get_object();
     if (x.size() != y.size()) return false;
-    for (const auto &kv : x) {
-      const auto *other = y.if_contains(kv.key());
+    for (const auto& kv : x) {
+      const auto* other = y.if_contains(kv.key());
       if (other == nullptr || !json_equal(kv.value(), *other)) return false;
     }
     return true;
@@ -428,7 +431,7 @@ bool json_equal(const boost::json::value &a, const boost::json::value &b) {
   }
 }
 
-Result evaluate(const Check &c, std::string_view answer, std::string_view subject) {
+Result evaluate(const Check& c, std::string_view answer, std::string_view subject) {
   Result r;
   r.label = c.label;
   if (is_agent_type(c.type)) {
@@ -439,10 +442,10 @@ Result evaluate(const Check &c, std::string_view answer, std::string_view subjec
   try {
     r.detail = failure(c, answer, subject);
     r.passed = r.detail.empty();
-  } catch (const std::bad_alloc &) {
+  } catch (const std::bad_alloc&) {
     r.errored = true;
     r.detail = "could not evaluate: out of memory";
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     r.errored = true;
     r.detail = "could not evaluate: " + redact(e.what());
   }

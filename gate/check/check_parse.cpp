@@ -4,23 +4,23 @@
 #include <boost/json.hpp>
 
 #include <gate/check/regex.hpp>
-#include <gate/util/json.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
 
 namespace gate::check {
 
 namespace {
 
-std::string join(const std::vector<std::string> &items) {
+std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (const auto &s : items)
+  for (const auto& s : items)
     out += (out.empty() ? "" : ", ") + s;
   return out;
 }
 
 using gate::json::kind_name;
 
-double to_double(const boost::json::value &v) {
+double to_double(const boost::json::value& v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());
   if (v.is_uint64()) return static_cast<double>(v.get_uint64());
   return v.get_double();
@@ -29,55 +29,55 @@ double to_double(const boost::json::value &v) {
 // Typed access to the fields of one check object; every message starts
 // with `at`, which names the suite line and the check.
 struct Fields {
-  const boost::json::object &obj;
+  const boost::json::object& obj;
   std::string at;
 
-  [[noreturn]] void fail(const std::string &what) const { throw_bad_input(at + ": " + what); }
+  [[noreturn]] void fail(const std::string& what) const { throw_bad_input(at + ": " + what); }
 
-  const boost::json::value *get(const char *key) const { return obj.if_contains(key); }
+  const boost::json::value* get(const char* key) const { return obj.if_contains(key); }
 
-  [[noreturn]] void wrong(const char *key, const char *expected, const boost::json::value &v) const {
+  [[noreturn]] void wrong(const char* key, const char* expected, const boost::json::value& v) const {
     fail(std::string("\"") + key + "\" must be " + expected + ", got " + kind_name(v));
   }
 
-  std::optional<std::string> text(const char *key) const {
-    const auto *v = get(key);
+  std::optional<std::string> text(const char* key) const {
+    const auto* v = get(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is_string()) wrong(key, "a string", *v);
     return std::string(v->get_string());
   }
-  std::string nonempty_text(const char *key) const {
+  std::string nonempty_text(const char* key) const {
     auto s = text(key);
     if (!s) fail(std::string("missing \"") + key + "\" (a non-empty string)");
     if (s->empty()) fail(std::string("\"") + key + "\" must not be empty");
     return *s;
   }
-  std::optional<bool> flag(const char *key) const {
-    const auto *v = get(key);
+  std::optional<bool> flag(const char* key) const {
+    const auto* v = get(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is_bool()) wrong(key, "true or false", *v);
     return v->get_bool();
   }
-  std::optional<double> number(const char *key) const {
-    const auto *v = get(key);
+  std::optional<double> number(const char* key) const {
+    const auto* v = get(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is_number()) wrong(key, "a number", *v);
     return to_double(*v);
   }
-  std::vector<std::string> texts(const char *key) const {
-    const auto *v = get(key);
+  std::vector<std::string> texts(const char* key) const {
+    const auto* v = get(key);
     if (v == nullptr) fail(std::string("missing \"") + key + "\" (a non-empty array of strings)");
     if (!v->is_array() || v->get_array().empty()) wrong(key, "a non-empty array of strings", *v);
     std::vector<std::string> out;
-    for (const auto &e : v->get_array()) {
+    for (const auto& e : v->get_array()) {
       if (!e.is_string() || e.get_string().empty())
         fail(std::string("\"") + key + "[" + std::to_string(out.size()) + "]\" must be a non-empty string");
       out.emplace_back(e.get_string());
     }
     return out;
   }
-  void only(const std::vector<std::string> &allowed) const {
-    for (const auto &kv : obj) {
+  void only(const std::vector<std::string>& allowed) const {
+    for (const auto& kv : obj) {
       std::string_view k(kv.key());
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
         fail("unknown field \"" + std::string(k) + "\" (expected: " + join(allowed) + ")");
@@ -85,13 +85,13 @@ struct Fields {
   }
 };
 
-void check_bounds(const Fields &f, std::optional<double> min, std::optional<double> max) {
+void check_bounds(const Fields& f, std::optional<double> min, std::optional<double> max) {
   if (min && max && *min > *max) f.fail("\"min\" is greater than \"max\"");
 }
 
 // RFC 6901: "" is the whole document; otherwise "/"-separated tokens in
 // which "~1" stands for "/" and "~0" for "~".
-std::vector<std::string> pointer_tokens(const std::string &ptr, const Fields &f) {
+std::vector<std::string> pointer_tokens(const std::string& ptr, const Fields& f) {
   std::vector<std::string> tokens;
   if (ptr.empty()) return tokens;
   if (ptr.front() != '/')
@@ -112,7 +112,7 @@ std::vector<std::string> pointer_tokens(const std::string &ptr, const Fields &f)
   return tokens;
 }
 
-Check::JsonPath parse_path(const boost::json::value &v, const Fields &parent, std::size_t index) {
+Check::JsonPath parse_path(const boost::json::value& v, const Fields& parent, std::size_t index) {
   std::string at = parent.at + ": paths[" + std::to_string(index) + "]";
   if (!v.is_object())
     throw_bad_input(at + ": expected an object like {\"path\": \"/a/0\", \"equals\": 1}, got " +
@@ -125,12 +125,12 @@ Check::JsonPath parse_path(const boost::json::value &v, const Fields &parent, st
   p.pointer = *ptr;
   p.tokens = pointer_tokens(*ptr, f);
   int tests = 0;
-  if (const auto *e = f.get("equals")) {
+  if (const auto* e = f.get("equals")) {
     p.test = Check::JsonPath::Test::equals;
     p.equals = *e;
     ++tests;
   }
-  if (const auto *o = f.get("one_of")) {
+  if (const auto* o = f.get("one_of")) {
     if (!o->is_array() || o->get_array().empty()) f.wrong("one_of", "a non-empty array", *o);
     p.test = Check::JsonPath::Test::one_of;
     p.one_of.assign(o->get_array().begin(), o->get_array().end());
@@ -155,7 +155,7 @@ Check::JsonPath parse_path(const boost::json::value &v, const Fields &parent, st
 
 // A path inside the agent's work copy: relative, and no component that
 // could climb out ("..") or hide the target (".", empty).
-std::string work_path(const Fields &f, const char *key) {
+std::string work_path(const Fields& f, const char* key) {
   std::string p = f.nonempty_text(key);
   if (p.front() == '/' || p.find('\\') != std::string::npos || p.find('\0') != std::string::npos)
     f.fail(std::string("\"") + key + "\" must be a relative path inside the work copy, got \"" + p + "\"");
@@ -165,8 +165,10 @@ std::string work_path(const Fields &f, const char *key) {
     if (end == std::string::npos) end = p.size();
     std::string_view part(p.data() + start, end - start);
     if (part.empty() || part == "." || part == "..")
-      f.fail(std::string("\"") + key + "\" must be a relative path inside the work copy (no \"..\", \".\" "
-             "or empty parts), got \"" + p + "\"");
+      f.fail(std::string("\"") + key +
+             "\" must be a relative path inside the work copy (no \"..\", \".\" "
+             "or empty parts), got \"" +
+             p + "\"");
     start = end + 1;
   }
   return p;
@@ -174,27 +176,29 @@ std::string work_path(const Fields &f, const char *key) {
 
 bool is_hex64(std::string_view s) {
   if (s.size() != 64) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-void parse_json_paths(const Fields &f, Check &c) {
-  if (const auto *paths = f.get("paths")) {
+void parse_json_paths(const Fields& f, Check& c) {
+  if (const auto* paths = f.get("paths")) {
     if (!paths->is_array()) f.wrong("paths", "an array of {\"path\": ..., <condition>} objects", *paths);
-    for (const auto &p : paths->get_array())
+    for (const auto& p : paths->get_array())
       c.json_paths.push_back(parse_path(p, f, c.json_paths.size()));
   }
 }
 
-void parse_agent(const Fields &f, Check &c) {
-  const std::string &t = c.type;
+void parse_agent(const Fields& f, Check& c) {
+  const std::string& t = c.type;
   if (t == "exit_code") {
     double v = f.number("value").value_or(0);
     if (v != static_cast<double>(static_cast<int>(v)) || v < 0 || v > 255)
       f.fail("\"value\" must be an exit status from 0 to 255");
     c.number = v;
   } else if (t == "stdout") {
-    const auto *inner = f.get("check");
-    if (inner == nullptr) f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
+    const auto* inner = f.get("check");
+    if (inner == nullptr)
+      f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
     Check in = parse(*inner, std::nullopt, f.at);
     if (is_agent_type(in.type) || in.type == "llm_judge")
       f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" + in.type + "\"");
@@ -208,7 +212,7 @@ void parse_agent(const Fields &f, Check &c) {
     c.path = work_path(f, "path");
     parse_json_paths(f, c);
   } else if (t == "command") {
-    const auto *argv = f.get("argv");
+    const auto* argv = f.get("argv");
     if (argv == nullptr) f.fail("missing \"argv\" (a non-empty array of strings; no shell)");
     c.argv = f.texts("argv");
     c.timeout_s = f.number("timeout").value_or(60);
@@ -221,19 +225,20 @@ void parse_agent(const Fields &f, Check &c) {
   } else if (t == "file_scope") {
     c.values = f.texts("allow");
   } else if (t == "tool_sequence") {
-    for (const char *m : {"equals", "contains", "starts_with"}) {
-      const auto *v = f.get(m);
+    for (const char* m : {"equals", "contains", "starts_with"}) {
+      const auto* v = f.get(m);
       if (v == nullptr) continue;
       if (!c.mode.empty()) f.fail("expected exactly one of \"equals\", \"contains\", \"starts_with\"");
       c.mode = m;
       if (!v->is_array()) f.wrong(m, "an array of tool names", *v);
-      for (const auto &e : v->get_array()) {
+      for (const auto& e : v->get_array()) {
         if (!e.is_string() || e.get_string().empty())
           f.fail(std::string("\"") + m + "\" must hold non-empty tool names");
         c.values.emplace_back(e.get_string());
       }
     }
-    if (c.mode.empty()) f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
+    if (c.mode.empty())
+      f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
   } else if (t == "final_state") {
     c.path = work_path(f, "path");
     std::string sha = f.nonempty_text("sha256");
@@ -244,12 +249,12 @@ void parse_agent(const Fields &f, Check &c) {
 
 } // namespace
 
-Check parse(const boost::json::value &spec, const std::optional<std::string> &expected,
-            const std::string &where) {
+Check parse(const boost::json::value& spec, const std::optional<std::string>& expected,
+            const std::string& where) {
   // Text checks first, then the agent ones, which only agent cases take.
   static const std::string known = [] {
     std::string text, agent;
-    for (const auto &t : known_types())
+    for (const auto& t : known_types())
       (is_agent_type(t) ? agent : text) += ((is_agent_type(t) ? agent : text).empty() ? "" : ", ") + t;
     return text + "; agent cases also: " + agent;
   }();
@@ -257,16 +262,16 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     throw_bad_input(where +
                     ": a check must be an object like {\"type\": \"contains\", \"value\": \"...\"}, got " +
                     kind_name(spec));
-  const auto &obj = spec.get_object();
-  const auto *type_v = obj.if_contains("type");
+  const auto& obj = spec.get_object();
+  const auto* type_v = obj.if_contains("type");
   if (type_v == nullptr || !type_v->is_string())
     throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
   Check c;
   c.type = std::string(type_v->get_string());
-  const TypeInfo *info = find_type(c.type);
+  const TypeInfo* info = find_type(c.type);
   if (info == nullptr)
-    throw_bad_input(where + ": unknown check type \"" + c.type + "\" (known: " +
-                    known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
+    throw_bad_input(where + ": unknown check type \"" + c.type +
+                    "\" (known: " + known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
 
   Fields f{obj, where + ": check \"" + c.type + "\""};
   c.label = c.type;
@@ -276,11 +281,11 @@ Check parse(const boost::json::value &spec, const std::optional<std::string> &ex
     f.at = where + ": check \"" + c.label + "\"";
   }
   std::vector<std::string> allowed{"type", "name"};
-  for (const auto &field : info->fields)
+  for (const auto& field : info->fields)
     allowed.push_back(field.name);
   f.only(allowed);
 
-  const std::string &t = c.type;
+  const std::string& t = c.type;
   if (is_agent_type(t)) {
     parse_agent(f, c);
     return c;

@@ -8,99 +8,156 @@ namespace gate::check {
 // here, and docs/suite-format.md "Check types" is kept equal to it by
 // tests/unit/test_check_types.cpp. A field's default is what the parser
 // uses when it is absent ("required" when it refuses).
-const std::vector<TypeInfo> &type_table() {
+const std::vector<TypeInfo>& type_table() {
   static const std::vector<TypeInfo> k_types = {
-      {"equals", false,
-       {{"value", "the case's `expected`"}, {"trim", "true"}, {"ignore_case", "false"},
+      {"equals",
+       false,
+       {{"value", "the case's `expected`"},
+        {"trim", "true"},
+        {"ignore_case", "false"},
         {"collapse_whitespace", "false"}},
        "the answer equals `value`, both first trimmed of surrounding whitespace (`trim`), with runs of "
        "whitespace made one space (`collapse_whitespace`) and ASCII case ignored (`ignore_case`) when asked",
        R"({"type": "equals", "value": "Paris", "ignore_case": true})"},
-      {"contains", false, {{"value", "required"}}, "the answer contains `value` (bytes, case matters)",
+      {"contains",
+       false,
+       {{"value", "required"}},
+       "the answer contains `value` (bytes, case matters)",
        R"({"type": "contains", "value": "refund"})"},
-      {"icontains", false, {{"value", "required"}}, "the answer contains `value`, ASCII case ignored",
+      {"icontains",
+       false,
+       {{"value", "required"}},
+       "the answer contains `value`, ASCII case ignored",
        R"({"type": "icontains", "value": "Refund"})"},
-      {"not_contains", false, {{"value", "required"}}, "the answer does not contain `value`",
+      {"not_contains",
+       false,
+       {{"value", "required"}},
+       "the answer does not contain `value`",
        R"({"type": "not_contains", "value": "as an AI"})"},
-      {"starts_with", false, {{"value", "required"}},
-       "the answer, after leading whitespace, starts with `value`", R"({"type": "starts_with", "value": "Yes"})"},
-      {"contains_any", false, {{"values", "required"}}, "the answer contains at least one of `values`",
+      {"starts_with",
+       false,
+       {{"value", "required"}},
+       "the answer, after leading whitespace, starts with `value`",
+       R"({"type": "starts_with", "value": "Yes"})"},
+      {"contains_any",
+       false,
+       {{"values", "required"}},
+       "the answer contains at least one of `values`",
        R"({"type": "contains_any", "values": ["refund", "money back"]})"},
-      {"contains_all", false, {{"values", "required"}}, "the answer contains every one of `values`",
+      {"contains_all",
+       false,
+       {{"values", "required"}},
+       "the answer contains every one of `values`",
        R"({"type": "contains_all", "values": ["order", "refund"]})"},
-      {"regex", false, {{"pattern", "required"}, {"ignore_case", "false"}},
+      {"regex",
+       false,
+       {{"pattern", "required"}, {"ignore_case", "false"}},
        "`pattern` matches somewhere in the answer (RE2, linear time: no backreferences or lookaround; "
        "[Regex dialect](#regex-dialect)); `ignore_case` is a leading `(?i)`",
        R"({"type": "regex", "pattern": "^\\d{3}-\\d{4}$"})"},
-      {"json", false, {{"paths", "[]"}},
+      {"json",
+       false,
+       {{"paths", "[]"}},
        "the answer (trimmed), else the body of its first fenced code block tagged json, else of its first "
-       "fenced block, is JSON and every condition in `paths` holds: each `{\"path\": <JSON pointer>, ...}` with exactly "
+       "fenced block, is JSON and every condition in `paths` holds: each `{\"path\": <JSON pointer>, ...}` "
+       "with exactly "
        "one of `equals` (a JSON value; numbers by value), `one_of` (an array), `min`/`max` (a number in "
        "range), `exists` (true, or false: must be absent)",
        R"({"type": "json", "paths": [{"path": "/status", "equals": "ok"}, {"path": "/items/0/qty", "min": 1}]})"},
-      {"number", false, {{"value", "required"}, {"tolerance", "0"}},
+      {"number",
+       false,
+       {{"value", "required"}, {"tolerance", "0"}},
        "the first number in the answer (`first_number` in check.hpp: `1,234.5`, `-3`, `.5`; no exponent) "
        "is within `value` ± `tolerance`",
        R"({"type": "number", "value": 42, "tolerance": 0.5})"},
-      {"length", false, {{"unit", "\"chars\""}, {"min", "none"}, {"max", "none"}},
+      {"length",
+       false,
+       {{"unit", "\"chars\""}, {"min", "none"}, {"max", "none"}},
        "the answer's length in code points (`chars`) or whitespace-separated `words` is within [`min`, "
        "`max`]; at least one bound is required",
        R"({"type": "length", "unit": "words", "max": 50})"},
-      {"llm_judge", false, {{"rubric", "required"}},
-       "a grader model (`judge.model` in gate.yaml, else `model.name`) reads the rubric, the conversation and "
+      {"llm_judge",
+       false,
+       {{"rubric", "required"}},
+       "a grader model (`judge.model` in gate.yaml, else `model.name`) reads the rubric, the conversation "
+       "and "
        "the answer and replies pass (`gate/check/judge.hpp`); not in agent cases",
        R"({"type": "llm_judge", "rubric": "The reply apologises and offers a refund."})"},
-      {"exit_code", true, {{"value", "0"}}, "the agent command exited with `value` (0–255)",
+      {"exit_code",
+       true,
+       {{"value", "0"}},
+       "the agent command exited with `value` (0–255)",
        R"({"type": "exit_code", "value": 0})"},
-      {"stdout", true, {{"check", "required"}},
+      {"stdout",
+       true,
+       {{"check", "required"}},
        "the text check `check` holds on the command's stdout (a text check directly in an agent case does "
        "the same)",
        R"({"type": "stdout", "check": {"type": "contains", "value": "done"}})"},
-      {"file_exists", true, {{"path", "required"}}, "a file, symlink or non-empty directory is at `path`",
+      {"file_exists",
+       true,
+       {{"path", "required"}},
+       "a file, symlink or non-empty directory is at `path`",
        R"({"type": "file_exists", "path": "answer.txt"})"},
-      {"file_contains", true, {{"path", "required"}, {"value", "required"}},
-       "the file at `path` contains `value`", R"({"type": "file_contains", "path": "answer.txt", "value": "Buy milk"})"},
-      {"file_json", true, {{"path", "required"}, {"paths", "[]"}},
+      {"file_contains",
+       true,
+       {{"path", "required"}, {"value", "required"}},
+       "the file at `path` contains `value`",
+       R"({"type": "file_contains", "path": "answer.txt", "value": "Buy milk"})"},
+      {"file_json",
+       true,
+       {{"path", "required"}, {"paths", "[]"}},
        "the file at `path` is JSON and every condition in `paths` holds (as in `json`)",
        R"({"type": "file_json", "path": "out.json", "paths": [{"path": "/ok", "equals": true}]})"},
-      {"command", true, {{"argv", "required"}, {"timeout", "60"}},
+      {"command",
+       true,
+       {{"argv", "required"}, {"timeout", "60"}},
        "`argv` (no shell), run in the work copy with the agent's environment, exits 0 within `timeout` "
        "seconds; one that cannot start is errored",
        R"({"type": "command", "argv": ["python3", "-m", "pytest", "-q"], "timeout": 120})"},
-      {"diff_size", true, {{"max", "required"}},
+      {"diff_size",
+       true,
+       {{"max", "required"}},
        "lines changed against the fixture (removed + added under a longest common subsequence, summed over "
        "files; a symlink change counts 1) are at most `max`",
        R"({"type": "diff_size", "max": 20})"},
-      {"file_scope", true, {{"allow", "required"}},
+      {"file_scope",
+       true,
+       {{"allow", "required"}},
        "every created, changed or deleted path matches one of the globs in `allow` (`*` also matches `/`)",
        R"({"type": "file_scope", "allow": ["src/*", "tests/*"]})"},
-      {"tool_sequence", true, {{"equals", "one of the three"}, {"starts_with", "one of the three"},
-                               {"contains", "one of the three"}},
+      {"tool_sequence",
+       true,
+       {{"equals", "one of the three"},
+        {"starts_with", "one of the three"},
+        {"contains", "one of the three"}},
        "the run's tool calls, by name, equal / start with / contain in order (not necessarily adjacent) "
        "the given names",
        R"({"type": "tool_sequence", "contains": ["read_file", "write_answer"]})"},
-      {"final_state", true, {{"path", "required"}, {"sha256", "required"}},
+      {"final_state",
+       true,
+       {{"path", "required"}, {"sha256", "required"}},
        "the sha256 of the file at `path` is `sha256` (64 lowercase hex digits)",
        R"({"type": "final_state", "path": "answer.txt", "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"})"},
   };
   return k_types;
 }
 
-const TypeInfo *find_type(std::string_view type) {
-  const auto &t = type_table();
-  auto it = std::find_if(t.begin(), t.end(), [&](const TypeInfo &i) { return i.type == type; });
+const TypeInfo* find_type(std::string_view type) {
+  const auto& t = type_table();
+  auto it = std::find_if(t.begin(), t.end(), [&](const TypeInfo& i) { return i.type == type; });
   return it == t.end() ? nullptr : &*it;
 }
 
 bool is_agent_type(std::string_view type) {
-  const TypeInfo *t = find_type(type);
+  const TypeInfo* t = find_type(type);
   return t != nullptr && t->agent;
 }
 
-const std::vector<std::string> &known_types() {
+const std::vector<std::string>& known_types() {
   static const std::vector<std::string> k_names = [] {
     std::vector<std::string> out;
-    for (const auto &t : type_table())
+    for (const auto& t : type_table())
       out.push_back(t.type);
     return out;
   }();

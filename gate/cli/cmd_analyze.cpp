@@ -117,7 +117,8 @@ int cmd_analyze(const Args& args) {
   const double max_errored = vm["max-errored-runs-pct"].as<double>();
   if (!report::can_judge(measured, max_errored)) {
     std::cerr << "gate: error: could not measure: "
-              << terminal_safe(report::over_limit_text(measured, "--max-errored-runs-pct", max_errored)) << "\n";
+              << terminal_safe(report::over_limit_text(measured, "--max-errored-runs-pct", max_errored))
+              << "\n";
     return static_cast<int>(Exit::cannot_run);
   }
   return 0;

@@ -87,8 +87,9 @@ int cmd_comment(const Args& args) {
   const std::string body = mark + "\n" + redact(read_file(md_file));
   const std::string short_body = short_form(verdict, mark, report);
 
-  const github::Posted p = github::upsert_comment(target, mark, body, short_body,
-                                                  [](const net::FetchRequest& r) { return net::fetch(r, process_env()); });
+  const github::Posted p =
+      github::upsert_comment(target, mark, body, short_body,
+                             [](const net::FetchRequest& r) { return net::fetch(r, process_env()); });
   const std::string where = target.repo + "#" + std::to_string(target.pr);
   switch (p.outcome) {
   case github::Outcome::forbidden:

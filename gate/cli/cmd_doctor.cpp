@@ -11,11 +11,11 @@
 #include <iostream>
 
 #include <gate/cli/common.hpp>
-#include <gate/net/settings.hpp>
 #include <gate/model/api.hpp>
 #include <gate/net/fetch.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/net/proxy.hpp>
+#include <gate/net/settings.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/terminal.hpp>
@@ -88,8 +88,7 @@ void check_proxy(const net::Url& url) {
   }
   std::string set;
   for (const char* v : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"})
-    if (!process_env().get(v).empty())
-      set += std::string(set.empty() ? "" : ", ") + v;
+    if (!process_env().get(v).empty()) set += std::string(set.empty() ? "" : ", ") + v;
   if (set.empty())
     line("ok", "proxy", "none set; direct connection");
   else

@@ -72,7 +72,9 @@ fi
        "\" \"$@\" <\"$refs\"\n"
        "code=$?\n"
        "if [ \"$code\" -eq 0 ]; then\n"
-       "  " + run + " <\"$refs\"\n"
+       "  " +
+       run +
+       " <\"$refs\"\n"
        "  code=$?\n"
        "fi\n"
        "rm -f \"$refs\"\n"
@@ -121,9 +123,10 @@ int install(const po::variables_map& vm, const std::vector<std::string>& check_a
   std::string extra;
   for (const auto& a : check_args)
     extra += " " + a;
-  std::cout << "installed " << terminal_safe(hook.string()) << ": every push runs `gate check --config "
-            << terminal_safe(config_text) << " --mode replay-only" << terminal_safe(extra)
-            << "` on each pushed commit, in a temporary work tree; skip it once with `git push --no-verify`\n";
+  std::cout
+      << "installed " << terminal_safe(hook.string()) << ": every push runs `gate check --config "
+      << terminal_safe(config_text) << " --mode replay-only" << terminal_safe(extra)
+      << "` on each pushed commit, in a temporary work tree; skip it once with `git push --no-verify`\n";
   return 0;
 }
 

@@ -1,8 +1,8 @@
 #include <gate/cli/common.hpp>
 
 #include <cstdlib>
-#include <unistd.h>
 #include <iostream>
+#include <unistd.h>
 
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>

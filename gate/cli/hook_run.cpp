@@ -20,7 +20,6 @@
 #include <gate/util/terminal.hpp>
 #include <gate/util/text.hpp>
 
-
 namespace gate::cli::hook {
 
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@ namespace gate::cli {
 void add_run_options(po::options_description& d);
 
 struct RunResult {
-  int code = 0;                        // 0, or the exit code that ends the command (3, 4, 130, 143)
+  int code = 0; // 0, or the exit code that ends the command (3, 4, 130, 143)
   config::Config config;
   std::optional<report::Report> report; // absent when nothing was written (replay-only misses)
   // The suite as run (prompts rendered), kept until the process exits; a

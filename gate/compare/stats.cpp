@@ -48,7 +48,8 @@ double fisher_tail(std::int64_t c_a, std::int64_t n_a, std::int64_t c_b, std::in
   // P(X <= hi) and P(X >= lo) are certain; Boost has no x = lo − 1 to take
   // the complement at.
   if (lower ? c_a >= hi : c_a <= lo) return 1.0;
-  const Hypergeometric x(static_cast<unsigned>(big_k), static_cast<unsigned>(n_a), static_cast<unsigned>(big_n));
+  const Hypergeometric x(static_cast<unsigned>(big_k), static_cast<unsigned>(n_a),
+                         static_cast<unsigned>(big_n));
   const double p = lower ? boost::math::cdf(x, static_cast<unsigned>(c_a))
                          : boost::math::cdf(boost::math::complement(x, static_cast<unsigned>(c_a - 1)));
   return std::min(1.0, p);
@@ -229,7 +230,8 @@ McNemarResult mcnemar_exact(std::int64_t b, std::int64_t c) {
   r.discordant = b + c;
   if (r.discordant == 0) return r;
   const Binomial x(static_cast<double>(r.discordant), 0.5);
-  r.p_more = b == 0 ? 1.0 : std::min(1.0, boost::math::cdf(boost::math::complement(x, static_cast<double>(b - 1))));
+  r.p_more =
+      b == 0 ? 1.0 : std::min(1.0, boost::math::cdf(boost::math::complement(x, static_cast<double>(b - 1))));
   r.p_fewer = std::min(1.0, boost::math::cdf(x, static_cast<double>(b)));
   r.p_two_sided = std::min(1.0, 2 * std::min(r.p_more, r.p_fewer));
   return r;

@@ -152,8 +152,8 @@ struct Provider {
   std::string base_url;
   std::string api_key_env;
 };
-const std::vector<Provider> &providers();
-const Provider *find_provider(std::string_view name); // nullptr when gate does not speak it
+const std::vector<Provider>& providers();
+const Provider* find_provider(std::string_view name); // nullptr when gate does not speak it
 
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".

@@ -18,7 +18,7 @@ std::string to_string(CacheMode m) {
   return "replay";
 }
 
-std::optional<CacheMode> parse_cache_mode(const std::string &s) {
+std::optional<CacheMode> parse_cache_mode(const std::string& s) {
   if (s == "replay") return CacheMode::replay;
   if (s == "replay-only") return CacheMode::replay_only;
   if (s == "record") return CacheMode::record;
@@ -34,29 +34,29 @@ namespace fs = std::filesystem;
 // Conversions between Config members and Values. The loader only calls a
 // setter after check() accepted the value, so the variant holds the
 // alternative the member's kind implies.
-Value to_value(const std::string &s) { return s; }
-Value to_value(const fs::path &p) { return p.string(); }
+Value to_value(const std::string& s) { return s; }
+Value to_value(const fs::path& p) { return p.string(); }
 Value to_value(int i) { return std::int64_t{i}; }
 Value to_value(std::int64_t i) { return i; }
 Value to_value(double d) { return d; }
 Value to_value(bool b) { return b; }
-Value to_value(const std::vector<std::string> &l) { return l; }
-template <class T> Value to_value(const std::optional<T> &o) { return o ? to_value(*o) : Value{}; }
+Value to_value(const std::vector<std::string>& l) { return l; }
+template <class T> Value to_value(const std::optional<T>& o) { return o ? to_value(*o) : Value{}; }
 
-void from_value(const Value &v, std::string &out) {
+void from_value(const Value& v, std::string& out) {
   out = std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
 }
-void from_value(const Value &v, fs::path &out) {
+void from_value(const Value& v, fs::path& out) {
   out = std::holds_alternative<std::string>(v) ? fs::path(std::get<std::string>(v)) : fs::path();
 }
-void from_value(const Value &v, int &out) { out = static_cast<int>(std::get<std::int64_t>(v)); }
-void from_value(const Value &v, std::int64_t &out) { out = std::get<std::int64_t>(v); }
-void from_value(const Value &v, double &out) { out = std::get<double>(v); }
-void from_value(const Value &v, bool &out) { out = std::get<bool>(v); }
-void from_value(const Value &v, std::vector<std::string> &out) {
+void from_value(const Value& v, int& out) { out = static_cast<int>(std::get<std::int64_t>(v)); }
+void from_value(const Value& v, std::int64_t& out) { out = std::get<std::int64_t>(v); }
+void from_value(const Value& v, double& out) { out = std::get<double>(v); }
+void from_value(const Value& v, bool& out) { out = std::get<bool>(v); }
+void from_value(const Value& v, std::vector<std::string>& out) {
   out = std::get<std::vector<std::string>>(v);
 }
-template <class T> void from_value(const Value &v, std::optional<T> &out) {
+template <class T> void from_value(const Value& v, std::optional<T>& out) {
   if (std::holds_alternative<std::monostate>(v)) {
     out.reset();
     return;
@@ -71,7 +71,7 @@ struct Spec {
   bool required = false;
   Range range = {};
   std::vector<std::string> choices = {};
-  std::function<std::string(const Value &)> extra = {};
+  std::function<std::string(const Value&)> extra = {};
   bool reported = true;
 };
 
@@ -88,27 +88,27 @@ template <class Access> Row make(std::string key, Kind kind, std::string help, A
   r.choices = std::move(s.choices);
   r.extra = std::move(s.extra);
   r.reported = s.reported;
-  r.set = [access](Config &c, const Value &v) { from_value(v, access(c)); };
-  r.get = [access](const Config &c) { return to_value(access(c)); };
+  r.set = [access](Config& c, const Value& v) { from_value(v, access(c)); };
+  r.get = [access](const Config& c) { return to_value(access(c)); };
   return r;
 }
 
-const std::string *as_string(const Value &v) { return std::get_if<std::string>(&v); }
+const std::string* as_string(const Value& v) { return std::get_if<std::string>(&v); }
 
 std::vector<std::string> provider_names() {
   std::vector<std::string> out;
-  for (const Provider &p : providers())
+  for (const Provider& p : providers())
     out.push_back(p.name);
   return out;
 }
 
-std::string non_empty(const Value &v) {
-  const std::string *s = as_string(v);
+std::string non_empty(const Value& v) {
+  const std::string* s = as_string(v);
   return s && s->empty() ? "expected a non-empty value" : "";
 }
 
-std::string sha256_hex(const Value &v) {
-  const std::string *s = as_string(v);
+std::string sha256_hex(const Value& v) {
+  const std::string* s = as_string(v);
   if (!s || s->empty()) return "";
   bool ok = s->size() == 64 && std::all_of(s->begin(), s->end(), [](char c) {
               return std::isxdigit(static_cast<unsigned char>(c));
@@ -116,8 +116,8 @@ std::string sha256_hex(const Value &v) {
   return ok ? "" : "expected 64 hex digits (the suite version's sha256), got " + json_quoted(*s);
 }
 
-std::string http_url(const Value &v) {
-  const std::string *s = as_string(v);
+std::string http_url(const Value& v) {
+  const std::string* s = as_string(v);
   if (!s) return "";
   for (std::string_view scheme : {"http://", "https://"}) {
     if (s->size() > scheme.size() && s->compare(0, scheme.size(), scheme) == 0) return "";
@@ -125,8 +125,8 @@ std::string http_url(const Value &v) {
   return "expected a URL starting with http:// or https://, got " + json_quoted(*s);
 }
 
-std::string env_name(const Value &v) {
-  const std::string *s = as_string(v);
+std::string env_name(const Value& v) {
+  const std::string* s = as_string(v);
   if (!s) return "";
   bool ok = !s->empty() && !std::isdigit(static_cast<unsigned char>((*s)[0])) &&
             std::all_of(s->begin(), s->end(),
@@ -135,10 +135,10 @@ std::string env_name(const Value &v) {
 }
 
 // RFC 6901: "" or "/"-separated tokens where "~" is only "~0" or "~1".
-std::string json_pointers(const Value &v) {
-  const auto *l = std::get_if<std::vector<std::string>>(&v);
+std::string json_pointers(const Value& v) {
+  const auto* l = std::get_if<std::vector<std::string>>(&v);
   if (!l) return "";
-  for (const std::string &p : *l) {
+  for (const std::string& p : *l) {
     bool ok = p.empty() || p[0] == '/';
     for (std::size_t i = 0; ok && i < p.size(); ++i) {
       if (p[i] == '~') ok = i + 1 < p.size() && (p[i + 1] == '0' || p[i + 1] == '1');
@@ -270,7 +270,7 @@ std::vector<Row> build_rows() {
   // clang-format on
 
   const Config defaults;
-  for (Row &row : r) {
+  for (Row& row : r) {
     // The table's type is describe() without its article: "integer in 1..1000".
     std::string d = describe(row);
     for (std::string_view article : {"a ", "an "}) {
@@ -282,7 +282,7 @@ std::vector<Row> build_rows() {
   return r;
 }
 
-std::string range_text(const Range &r) {
+std::string range_text(const Range& r) {
   const bool has_min = r.min > -std::numeric_limits<double>::infinity();
   const bool has_max = r.max < std::numeric_limits<double>::infinity();
   if (has_min && has_max && !r.min_open) return " in " + number_text(r.min) + ".." + number_text(r.max);
@@ -292,26 +292,26 @@ std::string range_text(const Range &r) {
   return out;
 }
 
-bool in_range(const Range &r, double x) {
+bool in_range(const Range& r, double x) {
   if (r.min_open ? !(x > r.min) : !(x >= r.min)) return false;
   return x <= r.max;
 }
 
 } // namespace
 
-const std::vector<Row> &rows() {
+const std::vector<Row>& rows() {
   static const std::vector<Row> table = build_rows();
   return table;
 }
 
-const Row *find_row(std::string_view key) {
-  for (const Row &r : rows()) {
+const Row* find_row(std::string_view key) {
+  for (const Row& r : rows()) {
     if (r.info.key == key) return &r;
   }
   return nullptr;
 }
 
-std::string describe(const Row &r) {
+std::string describe(const Row& r) {
   std::string d;
   switch (r.kind) {
   case Kind::string: d = "a string"; break;
@@ -331,9 +331,9 @@ std::string describe(const Row &r) {
   return d;
 }
 
-std::string check(const Row &r, const Value &v) {
+std::string check(const Row& r, const Value& v) {
   // Strings are always quoted here, so that "got fast" cannot read as prose.
-  const std::string *text = std::get_if<std::string>(&v);
+  const std::string* text = std::get_if<std::string>(&v);
   const std::string expected = "expected " + describe(r) + ", got " + (text ? json_quoted(*text) : render(v));
   if (std::holds_alternative<std::monostate>(v)) return r.nullable ? "" : expected;
   switch (r.kind) {
@@ -351,12 +351,12 @@ std::string check(const Row &r, const Value &v) {
       return expected;
     break;
   case Kind::integer: {
-    const auto *i = std::get_if<std::int64_t>(&v);
+    const auto* i = std::get_if<std::int64_t>(&v);
     if (!i || !in_range(r.range, static_cast<double>(*i))) return expected;
     break;
   }
   case Kind::number: {
-    const auto *d = std::get_if<double>(&v);
+    const auto* d = std::get_if<double>(&v);
     if (!d || !in_range(r.range, *d)) return expected;
     break;
   }
@@ -387,7 +387,7 @@ std::string number_text(double d) {
 namespace {
 
 // A string prints bare when reading it back as YAML gives the same string.
-bool plain_safe(const std::string &s) {
+bool plain_safe(const std::string& s) {
   if (s.empty() || s == "true" || s == "false" || s == "null" || s == "~") return false;
   if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_' && s[0] != '.' && s[0] != '/')
     return false;
@@ -399,14 +399,14 @@ bool plain_safe(const std::string &s) {
 
 } // namespace
 
-std::string render(const Value &v) {
+std::string render(const Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "null";
-  if (const bool *b = std::get_if<bool>(&v)) return *b ? "true" : "false";
-  if (const auto *i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (const double *d = std::get_if<double>(&v)) return number_text(*d);
-  if (const std::string *s = std::get_if<std::string>(&v)) return plain_safe(*s) ? *s : json_quoted(*s, 4096);
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&v)) return number_text(*d);
+  if (const std::string* s = std::get_if<std::string>(&v)) return plain_safe(*s) ? *s : json_quoted(*s, 4096);
   std::string out = "[";
-  for (const std::string &s : std::get<std::vector<std::string>>(v)) {
+  for (const std::string& s : std::get<std::vector<std::string>>(v)) {
     if (out.size() > 1) out += ", ";
     out += json_quoted(s, 4096);
   }
@@ -415,10 +415,10 @@ std::string render(const Value &v) {
 
 } // namespace detail
 
-const std::vector<KeyInfo> &key_table() {
+const std::vector<KeyInfo>& key_table() {
   static const std::vector<KeyInfo> table = [] {
     std::vector<KeyInfo> t;
-    for (const detail::Row &r : detail::rows())
+    for (const detail::Row& r : detail::rows())
       t.push_back(r.info);
     return t;
   }();

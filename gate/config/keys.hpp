@@ -44,24 +44,24 @@ struct Row {
   Range range;
   std::vector<std::string> choices;
   // A check beyond kind and range; returns "" or what was expected.
-  std::function<std::string(const Value &)> extra;
-  std::function<void(Config &, const Value &)> set;
-  std::function<Value(const Config &)> get;
+  std::function<std::string(const Value&)> extra;
+  std::function<void(Config&, const Value&)> set;
+  std::function<Value(const Config&)> get;
   // In a report's copy of the configuration (to_json): what shapes the
   // numbers. Paths on this machine and where outputs go are not.
   bool reported = true;
 };
 
-const std::vector<Row> &rows();
-const Row *find_row(std::string_view key);
+const std::vector<Row>& rows();
+const Row* find_row(std::string_view key);
 
 // "an integer in 1..1000", "one of a|b", "a number 0..2 or null".
-std::string describe(const Row &r);
+std::string describe(const Row& r);
 // "" when `v` fits the row, else "expected <describe>, got <v>" or the
 // extra check's message.
-std::string check(const Row &r, const Value &v);
+std::string check(const Row& r, const Value& v);
 // A value as show() prints it: null, true, 3, 0.05, v1, "a b", ["/user"].
-std::string render(const Value &v);
+std::string render(const Value& v);
 // `s` as a JSON string literal, cut to `max_bytes` (for error messages).
 std::string json_quoted(std::string_view s, std::size_t max_bytes = 80);
 // Shortest round-trip text of a double ("2", "0.05").
@@ -79,6 +79,6 @@ inline constexpr std::size_t k_max_config_bytes = 1 << 20;
 // badly or not at all: size, NUL bytes, invalid UTF-8, tabs in indentation,
 // flow nesting deeper than k_max_flow_depth. Throws Error(bad_input)
 // "where:line:col: ...".
-void prescan(std::string_view text, const std::string &where);
+void prescan(std::string_view text, const std::string& where);
 
 } // namespace gate::config::detail

@@ -21,10 +21,10 @@ using detail::Row;
 using detail::Value;
 
 // The names allowed directly in `section` ("" = top level), in table order.
-std::vector<std::string> names_in(const std::string &section) {
+std::vector<std::string> names_in(const std::string& section) {
   std::vector<std::string> out;
   const std::string prefix = section.empty() ? "" : section + ".";
-  for (const Row &r : detail::rows()) {
+  for (const Row& r : detail::rows()) {
     if (!r.info.key.starts_with(prefix)) continue;
     std::string rest = r.info.key.substr(prefix.size());
     std::string name = rest.substr(0, rest.find('.'));
@@ -33,12 +33,12 @@ std::vector<std::string> names_in(const std::string &section) {
   return out;
 }
 
-bool is_section(const std::string &name) {
+bool is_section(const std::string& name) {
   return std::any_of(detail::rows().begin(), detail::rows().end(),
-                     [&](const Row &r) { return r.info.key.starts_with(name + "."); });
+                     [&](const Row& r) { return r.info.key.starts_with(name + "."); });
 }
 
-std::string unknown_key_message(const std::string &name, const std::string &section) {
+std::string unknown_key_message(const std::string& name, const std::string& section) {
   const std::vector<std::string> names = names_in(section);
   std::string msg = "unknown key " + detail::json_quoted(name, 64) +
                     (section.empty() ? " at top level" : " in " + section) + "; expected one of: ";
@@ -46,14 +46,14 @@ std::string unknown_key_message(const std::string &name, const std::string &sect
     msg += (i ? ", " : "") + names[i];
   std::string best;
   std::size_t best_distance = 3;
-  for (const std::string &n : names) {
+  for (const std::string& n : names) {
     const std::size_t d = edit_distance(name, n);
     if (d < best_distance) best = n, best_distance = d;
   }
   if (best.empty()) {
     // The right name in the wrong place: "runs" under model, "name" at top level.
-    for (const Row &r : detail::rows()) {
-      const std::string &k = r.info.key;
+    for (const Row& r : detail::rows()) {
+      const std::string& k = r.info.key;
       if (k == name || k.ends_with("." + name)) {
         best = k;
         break;
@@ -65,7 +65,7 @@ std::string unknown_key_message(const std::string &name, const std::string &sect
   return msg + "; did you mean \"" + best + "\"?";
 }
 
-bool parse_integer(const std::string &s, std::int64_t &out) {
+bool parse_integer(const std::string& s, std::int64_t& out) {
   std::string_view v = s;
   if (v.starts_with('+')) v.remove_prefix(1);
   if (v.empty() || v.starts_with('+')) return false;
@@ -74,7 +74,7 @@ bool parse_integer(const std::string &s, std::int64_t &out) {
 }
 
 // Decimal numbers only: no .inf/.nan, hex or octal.
-bool parse_number(const std::string &s, double &out) {
+bool parse_number(const std::string& s, double& out) {
   std::string_view v = s;
   if (v.starts_with('+')) v.remove_prefix(1);
   std::size_t i = v.starts_with('-') ? 1 : 0, digits = 0;
@@ -99,7 +99,7 @@ bool parse_number(const std::string &s, double &out) {
   return ec == std::errc() && ptr == v.data() + v.size();
 }
 
-std::string node_kind(const YAML::Node &n) {
+std::string node_kind(const YAML::Node& n) {
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   if (n.IsNull()) return "null";
@@ -108,7 +108,7 @@ std::string node_kind(const YAML::Node &n) {
 
 class Loader {
 public:
-  explicit Loader(const fs::path &file) : where_(file.string()), base_(file.parent_path()) {
+  explicit Loader(const fs::path& file) : where_(file.string()), base_(file.parent_path()) {
     cfg_.file = file;
   }
 
@@ -117,21 +117,21 @@ public:
     std::vector<YAML::Node> docs;
     try {
       docs = YAML::LoadAll(std::string(text));
-    } catch (const YAML::DeepRecursion &e) {
+    } catch (const YAML::DeepRecursion& e) {
       fail(e.mark, "nested deeper than " + std::to_string(e.depth()) + " levels; expected a shallow config");
-    } catch (const YAML::Exception &e) {
+    } catch (const YAML::Exception& e) {
       fail(e.mark, "YAML syntax error: " + e.msg);
     }
-    if (std::all_of(docs.begin(), docs.end(), [](const YAML::Node &d) { return d.IsNull(); })) {
+    if (std::all_of(docs.begin(), docs.end(), [](const YAML::Node& d) { return d.IsNull(); })) {
       throw Error(Exit::bad_input,
                   located(where_, 0, 0, "empty config; expected at least suite.path and model.name"));
     }
     if (docs.size() > 1) fail(docs[1].Mark(), "a second YAML document; expected one");
-    const YAML::Node &root = docs[0];
+    const YAML::Node& root = docs[0];
     if (!root.IsMap()) fail(root.Mark(), "expected a mapping of keys at top level, got " + node_kind(root));
     try {
       walk(root, "");
-    } catch (const YAML::Exception &e) {
+    } catch (const YAML::Exception& e) {
       fail(e.mark, e.msg);
     }
     finish(root);
@@ -139,7 +139,7 @@ public:
   }
 
 private:
-  [[noreturn]] void fail(const YAML::Mark &m, const std::string &msg) const {
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& msg) const {
     const std::size_t line = m.is_null() ? 0 : static_cast<std::size_t>(m.line) + 1;
     const std::size_t col = m.is_null() ? 0 : static_cast<std::size_t>(m.column) + 1;
     throw Error(Exit::bad_input, redact(located(where_, line, col, msg)));
@@ -147,12 +147,12 @@ private:
 
   // yaml-cpp keeps every pair of a map, duplicates included, and lookups
   // return the first: iterating and tracking names is what finds them.
-  void walk(const YAML::Node &map, const std::string &section) {
+  void walk(const YAML::Node& map, const std::string& section) {
     std::map<std::string, int> seen; // name -> 1-based line
     const std::string where_in = section.empty() ? " at top level" : " in " + section;
-    for (const auto &pair : map) {
-      const YAML::Node &key = pair.first;
-      const YAML::Node &value = pair.second;
+    for (const auto& pair : map) {
+      const YAML::Node& key = pair.first;
+      const YAML::Node& value = pair.second;
       if (!key.IsScalar()) fail(key.Mark(), "expected a key name" + where_in + ", got " + node_kind(key));
       const std::string name = key.Scalar();
       const auto [first, inserted] = seen.emplace(name, key.Mark().line + 1);
@@ -161,13 +161,13 @@ private:
                              std::to_string(first->second) + ")");
       }
       const std::string dotted = section.empty() ? name : section + "." + name;
-      if (const Row *row = detail::find_row(dotted)) {
+      if (const Row* row = detail::find_row(dotted)) {
         set(*row, key, value);
       } else if (section.empty() && is_section(name)) {
         if (value.IsNull()) continue; // "model:" with nothing under it
         if (!value.IsMap()) {
           std::string names;
-          for (const std::string &n : names_in(name))
+          for (const std::string& n : names_in(name))
             names += (names.empty() ? "" : ", ") + n;
           fail(value.Mark(), name + ": expected a mapping of keys (" + names + "), got " + node_kind(value));
         }
@@ -178,11 +178,11 @@ private:
     }
   }
 
-  void set(const Row &row, const YAML::Node &key, const YAML::Node &node) {
-    const std::string &dotted = row.info.key;
+  void set(const Row& row, const YAML::Node& key, const YAML::Node& node) {
+    const std::string& dotted = row.info.key;
     // An implicit null ("key:" and nothing) has its mark on the next line.
     const YAML::Mark at = node.IsNull() ? key.Mark() : node.Mark();
-    const std::string &tag = node.Tag();
+    const std::string& tag = node.Tag();
     if (!tag.empty() && tag != "?" && tag != "!")
       fail(at, dotted + ": YAML tags such as " + tag + " are not supported");
     const std::string expected = dotted + ": expected " + detail::describe(row) + ", got ";
@@ -192,7 +192,7 @@ private:
     } else if (row.kind == Kind::string_list) {
       if (!node.IsSequence()) fail(at, expected + node_kind(node));
       std::vector<std::string> items;
-      for (const YAML::Node &item : node) {
+      for (const YAML::Node& item : node) {
         if (!item.IsScalar()) fail(item.Mark(), expected + "an item that is " + node_kind(item));
         items.push_back(item.Scalar());
       }
@@ -200,7 +200,7 @@ private:
     } else if (!node.IsScalar()) {
       fail(at, expected + node_kind(node));
     } else {
-      const std::string &s = node.Scalar();
+      const std::string& s = node.Scalar();
       const bool plain = node.Tag() != "!";
       std::int64_t i = 0;
       double d = 0;
@@ -228,26 +228,26 @@ private:
     if (const std::string problem = detail::check(row, v); !problem.empty())
       fail(at, dotted + ": " + problem);
     if (row.kind == Kind::path) {
-      if (const auto *p = std::get_if<std::string>(&v); p && !p->empty()) v = resolve(*p);
+      if (const auto* p = std::get_if<std::string>(&v); p && !p->empty()) v = resolve(*p);
     }
     row.set(cfg_, v);
     cfg_.origin[dotted] = where_ + ":" + std::to_string(key.Mark().line + 1);
   }
 
-  void finish(const YAML::Node &root) {
-    for (const Row &row : detail::rows()) {
+  void finish(const YAML::Node& root) {
+    for (const Row& row : detail::rows()) {
       if (!row.required || cfg_.origin.contains(row.info.key)) continue;
       // Point at the section that lacks the key when there is one.
       const std::string section = row.info.key.substr(0, row.info.key.find('.'));
       YAML::Mark at = YAML::Mark::null_mark();
-      for (const auto &pair : root) {
+      for (const auto& pair : root) {
         if (section != row.info.key && pair.first.Scalar() == section) at = pair.first.Mark();
       }
       fail(at, "missing required key " + row.info.key + " (" + row.info.help + ")");
     }
     // Provider-dependent defaults, unless the file chose a value.
     // openai's are the struct's own defaults, shown as plain "default".
-    if (const Provider *p = find_provider(cfg_.model.provider); p != nullptr && p->name != "openai") {
+    if (const Provider* p = find_provider(cfg_.model.provider); p != nullptr && p->name != "openai") {
       const std::string origin = "default (provider " + p->name + ")";
       if (!cfg_.origin.contains("model.base_url")) {
         cfg_.model.base_url = p->base_url;
@@ -258,18 +258,18 @@ private:
         cfg_.origin["model.api_key_env"] = origin;
       }
     }
-    for (const Row &row : detail::rows()) {
+    for (const Row& row : detail::rows()) {
       if (cfg_.origin.contains(row.info.key)) continue;
       // Default paths are relative to the file too, like the ones it sets.
       if (row.kind == Kind::path) {
         const Value current = row.get(cfg_);
-        if (const auto *p = std::get_if<std::string>(&current); p && !p->empty()) row.set(cfg_, resolve(*p));
+        if (const auto* p = std::get_if<std::string>(&current); p && !p->empty()) row.set(cfg_, resolve(*p));
       }
       cfg_.origin[row.info.key] = "default";
     }
   }
 
-  Value resolve(const std::string &p) const {
+  Value resolve(const std::string& p) const {
     return fs::path(p).is_absolute() ? p : (base_ / p).lexically_normal().string();
   }
 
@@ -280,7 +280,7 @@ private:
 
 } // namespace
 
-Config load(const fs::path &file) {
+Config load(const fs::path& file) {
   const std::string text = read_file(file, detail::k_max_config_bytes);
   return Loader(file).run(text);
 }

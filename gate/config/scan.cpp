@@ -76,9 +76,9 @@ void prescan(std::string_view text, const std::string& where) {
   // begins outside quotes, brackets and block scalars holds a key ("k:") or
   // begins a list item ("- "), the first one a key, and none starts left of
   // the first key's column.
-  std::size_t root_col = 0;   // the document's first key's column, 0 = none yet
-  bool key_on_line = false;   // a "key:" indicator outside brackets on this line
-  bool marker = false;        // the character just read ended a "---" or "..." marker
+  std::size_t root_col = 0;      // the document's first key's column, 0 = none yet
+  bool key_on_line = false;      // a "key:" indicator outside brackets on this line
+  bool marker = false;           // the character just read ended a "---" or "..." marker
   bool line_starts_item = false; // the line's first content is "- "
   bool line_starts_flow = false; // ... or "["
   auto check_line = [&] {
@@ -168,9 +168,9 @@ void prescan(std::string_view text, const std::string& where) {
       // a token begins outside brackets (first on the line, after "key:",
       // "- ", "? "), or after '[', '{', ',' or ':' inside them. Elsewhere it
       // is part of a plain scalar ("it's", "a[1]", "x{{").
-      const bool node_start =
-          depth == 0 ? token_start
-                     : std::string_view("[{,:").find(last) != std::string_view::npos && (blank(prev) || prev == last);
+      const bool node_start = depth == 0 ? token_start
+                                         : std::string_view("[{,:").find(last) != std::string_view::npos &&
+                                               (blank(prev) || prev == last);
       if (c == '#' && (blank(prev) || prev == '\n')) {
         comment = true;
       } else if (c == '!' && node_start) {

@@ -12,7 +12,7 @@ namespace {
 
 struct BucketName {
   Bucket bucket;
-  const char *name;
+  const char* name;
 };
 
 // The one table both directions read, so a name cannot drift between them.
@@ -35,20 +35,20 @@ constexpr std::array<BucketName, 13> k_bucket_names{{
 // Anthropic's max_tokens is mandatory; 1024 is the value its own examples use.
 constexpr std::int64_t k_anthropic_default_max_tokens = 1024;
 
-boost::json::object message_object(const std::string &role, const std::string &content) {
+boost::json::object message_object(const std::string& role, const std::string& content) {
   boost::json::object o;
   o["role"] = role;
   o["content"] = content;
   return o;
 }
 
-std::string build_openai(const config::ModelConfig &m, const std::string &system,
-                         const std::vector<ChatMessage> &messages) {
+std::string build_openai(const config::ModelConfig& m, const std::string& system,
+                         const std::vector<ChatMessage>& messages) {
   boost::json::object body;
   body["model"] = m.name;
   boost::json::array msgs;
   if (!system.empty()) msgs.push_back(message_object("system", system));
-  for (const auto &msg : messages)
+  for (const auto& msg : messages)
     msgs.push_back(message_object(msg.role, msg.content));
   body["messages"] = std::move(msgs);
   if (m.temperature) body["temperature"] = *m.temperature;
@@ -58,8 +58,8 @@ std::string build_openai(const config::ModelConfig &m, const std::string &system
   return json::canonical(body);
 }
 
-std::string build_anthropic(const config::ModelConfig &m, const std::string &system,
-                            const std::vector<ChatMessage> &messages) {
+std::string build_anthropic(const config::ModelConfig& m, const std::string& system,
+                            const std::vector<ChatMessage>& messages) {
   boost::json::object body;
   body["model"] = m.name;
   // The Messages API has no system role inside `messages`; a system message
@@ -67,7 +67,7 @@ std::string build_anthropic(const config::ModelConfig &m, const std::string &sys
   // rejected upstream with a 400.
   std::string sys = system;
   boost::json::array msgs;
-  for (const auto &msg : messages) {
+  for (const auto& msg : messages) {
     if (msg.role == "system") {
       if (!sys.empty()) sys += "\n\n";
       sys += msg.content;
@@ -86,25 +86,25 @@ std::string build_anthropic(const config::ModelConfig &m, const std::string &sys
 } // namespace
 
 std::string to_string(Bucket b) {
-  for (const auto &e : k_bucket_names)
+  for (const auto& e : k_bucket_names)
     if (e.bucket == b) return e.name;
   return "";
 }
 
-std::optional<Bucket> parse_bucket(const std::string &s) {
-  for (const auto &e : k_bucket_names)
+std::optional<Bucket> parse_bucket(const std::string& s) {
+  for (const auto& e : k_bucket_names)
     if (s == e.name) return e.bucket;
   return std::nullopt;
 }
 
-std::string endpoint_path(const config::ModelConfig &m) {
+std::string endpoint_path(const config::ModelConfig& m) {
   // OpenAI base URLs carry the version (".../v1"); Anthropic's do not.
   if (m.provider == "anthropic") return "/v1/messages";
   return "/chat/completions";
 }
 
-std::string build_request(const config::ModelConfig &m, const std::string &system,
-                          const std::vector<ChatMessage> &messages) {
+std::string build_request(const config::ModelConfig& m, const std::string& system,
+                          const std::vector<ChatMessage>& messages) {
   if (m.provider == "anthropic") return build_anthropic(m, system, messages);
   return build_openai(m, system, messages);
 }

@@ -54,7 +54,8 @@ model::ApiResponse fetch(const FetchRequest& r, const Environment& env) {
   auto start = detail::Mono::now();
   detail::BodySink sink;
   if (r.on_body) sink = [&r](int, std::string_view, std::string_view piece) { r.on_body(piece); };
-  detail::Exchange e = transport.exchange(req, detail::after(timeout_s), timeout_s, sink, r.abandoned ? &r.abandoned : nullptr);
+  detail::Exchange e = transport.exchange(req, detail::after(timeout_s), timeout_s, sink,
+                                          r.abandoned ? &r.abandoned : nullptr);
   double latency_ms = std::chrono::duration<double, std::milli>(detail::Mono::now() - start).count();
   return detail::to_response(std::move(e), latency_ms);
 }

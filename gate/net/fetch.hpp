@@ -29,12 +29,11 @@ struct FetchRequest {
 // One request, no retry. Same rules as make_http_client, with the same
 // variables taken from `env`: https verified (system store, SSL_CERT_FILE /
 // SSL_CERT_DIR, ca_file), plain http only to loopback or GATE_ALLOW_HTTP
-// hosts (else Error(cannot_run)), proxies and NO_PROXY honoured, 64 MiB response limit, keep-alive per thread. A bad
-// URL or method is Error(bad_input). When no HTTP answer came back: status
-// 0 and a body "timeout: ...", "connection: ...", "tls: ...", "proxy: ..."
-// or "response exceeds limit: ...". Response header values and the body
-// are redacted; register a token sent in `headers` with register_secret()
-// so that an echo of it is redacted too.
+// hosts (else Error(cannot_run)), proxies and NO_PROXY honoured, 64 MiB response limit, keep-alive per
+// thread. A bad URL or method is Error(bad_input). When no HTTP answer came back: status 0 and a body
+// "timeout: ...", "connection: ...", "tls: ...", "proxy: ..." or "response exceeds limit: ...". Response
+// header values and the body are redacted; register a token sent in `headers` with register_secret() so that
+// an echo of it is redacted too.
 model::ApiResponse fetch(const FetchRequest& r, const Environment& env);
 
 } // namespace gate::net

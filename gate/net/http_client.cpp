@@ -93,7 +93,8 @@ LimiterOptions limiter_options(const config::ModelConfig& m) {
 class HttpClient final : public model::ModelClient {
 public:
   HttpClient(const config::ModelConfig& m, std::string key, const Settings& settings, const HttpOptions& o)
-      : provider_(m.provider), key_(std::move(key)), transport_(m.base_url, m.ca_file, o, settings, "the API key"),
+      : provider_(m.provider), key_(std::move(key)),
+        transport_(m.base_url, m.ca_file, o, settings, "the API key"),
         timeout_s_(m.timeout_s > 0 ? m.timeout_s : 60.0), max_retries_(std::max(0, m.max_retries)),
         rate_limit_budget_s_(std::min(o.rate_limit_budget_s, m.rate_limit_wait_s)),
         last_unlimited_(Mono::now().time_since_epoch().count()), limiter_(limiter_options(m), clock_) {}
@@ -154,7 +155,8 @@ public:
         // bound: "0" from every server under load would bring every worker
         // back at once, so the backoff still grows.
         delay = std::max(out.asked.value_or(0.0), backoff_delay_s(options, rate_limited, jitter()));
-        if (detail::after(delay) > rate_limit_end || pool_rate_limited()) return finish_call(std::move(response), log);
+        if (detail::after(delay) > rate_limit_end || pool_rate_limited())
+          return finish_call(std::move(response), log);
         ++rate_limited;
       } else {
         if (retries >= max_retries_) return finish_call(std::move(response), log);

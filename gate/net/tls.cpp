@@ -52,7 +52,8 @@ bool is_ip_literal(const std::string& host) {
 
 } // namespace
 
-std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_file, const Settings& settings) {
+std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_file,
+                                               const Settings& settings) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_verify_mode(ssl::verify_peer);
@@ -76,7 +77,8 @@ std::shared_ptr<ssl::context> make_tls_context(const std::filesystem::path& ca_f
   }
   std::error_code fec;
   if (!settings.cert_dir.empty() && !std::filesystem::is_directory(settings.cert_dir, fec))
-    throw_cannot_run(dir_env + " names " + settings.cert_dir + ", which is not a directory; TLS needs a trust store");
+    throw_cannot_run(dir_env + " names " + settings.cert_dir +
+                     ", which is not a directory; TLS needs a trust store");
   const std::string dir = settings.cert_dir.empty() ? X509_get_default_cert_dir() : settings.cert_dir;
   const bool have_dir = std::filesystem::is_directory(dir, fec);
   if (have_dir) {

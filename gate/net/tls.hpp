@@ -14,9 +14,9 @@ struct Settings;
 
 // The client TLS context for https base URLs: TLS 1.2+, verify_peer, trust
 // from the system store (or the bundle and directory SSL_CERT_FILE /
-// SSL_CERT_DIR name in `settings`) plus `ca_file` when not empty. A trust setting that names a missing or empty
-// source throws Error(cannot_run) naming the setting; so does having no
-// trust anchor at all. Never falls back to no verification.
+// SSL_CERT_DIR name in `settings`) plus `ca_file` when not empty. A trust setting that names a missing or
+// empty source throws Error(cannot_run) naming the setting; so does having no trust anchor at all. Never
+// falls back to no verification.
 std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::filesystem::path& ca_file,
                                                             const Settings& settings);
 

@@ -287,9 +287,8 @@ Exchange Transport::open_tunnel(Connection& c, Mono::time_point deadline) const 
   parser.skip(true); // a 2xx answer to CONNECT has no body: the tunnel follows
   parser.header_limit(k_header_limit);
   if (!ec)
-    ec = run_op(c, [&](auto handler) {
-      http::async_read_header(*c.plain, c.buffer, parser, std::move(handler));
-    });
+    ec = run_op(
+        c, [&](auto handler) { http::async_read_header(*c.plain, c.buffer, parser, std::move(handler)); });
   if (ec == beast::error::timeout)
     return failure(Failure::timeout, "timeout: the " + proxy_where() + " did not open a tunnel in time");
   if (ec) return failure(Failure::connection, "connection: " + proxy_where() + " failed: " + ec.message());
@@ -315,9 +314,8 @@ Exchange Transport::handshake(Connection& c, Mono::time_point deadline) const {
   if (!prepare_tls_session(ssl, url_.host))
     return failure(Failure::fatal, "tls: cannot set up the host-name check for " + url_.host);
   c.tcp().expires_at(std::min(deadline, after(options_.handshake_timeout_s)));
-  ErrorCode ec = run_op(c, [&](auto handler) {
-    c.tls->async_handshake(asio::ssl::stream_base::client, std::move(handler));
-  });
+  ErrorCode ec = run_op(
+      c, [&](auto handler) { c.tls->async_handshake(asio::ssl::stream_base::client, std::move(handler)); });
   if (!ec) return {};
   if (ec == beast::error::timeout)
     return failure(Failure::timeout, "timeout: the TLS handshake with " + where() + " took too long");
@@ -337,7 +335,8 @@ std::unique_ptr<Connection> Transport::open_connection(ThreadIo& io, Mono::time_
   auto conn = std::make_unique<Connection>(io.ioc);
   conn->abandoned = abandoned;
   conn->plain->expires_at(connect_deadline);
-  ErrorCode ec = run_op(*conn, [&](auto handler) { conn->plain->async_connect(endpoints, std::move(handler)); });
+  ErrorCode ec =
+      run_op(*conn, [&](auto handler) { conn->plain->async_connect(endpoints, std::move(handler)); });
   if (ec == beast::error::timeout) {
     err = failure(Failure::timeout, "timeout: connecting to " + target + " took too long");
     return nullptr;
@@ -411,8 +410,8 @@ Exchange Transport::exchange_on(Connection& c, const Request& req, Mono::time_po
   return a;
 }
 
-Exchange Transport::exchange(const Request& req, Mono::time_point deadline, double total_s, const BodySink& sink,
-                             const std::function<bool()>* abandoned) const {
+Exchange Transport::exchange(const Request& req, Mono::time_point deadline, double total_s,
+                             const BodySink& sink, const std::function<bool()>* abandoned) const {
   ThreadIo& io = thread_io();
   std::unique_ptr<Connection> conn;
   if (auto it = io.idle.find(pool_key_); it != io.idle.end()) {
@@ -422,7 +421,8 @@ Exchange Transport::exchange(const Request& req, Mono::time_point deadline, doub
   bool reused = conn != nullptr;
   for (;;) {
     if (abandoned != nullptr && (*abandoned)())
-      return failure(Failure::connection, "connection: the call to " + where() + " was abandoned by its caller");
+      return failure(Failure::connection,
+                     "connection: the call to " + where() + " was abandoned by its caller");
     if (!conn) {
       Exchange err;
       conn = open_connection(io, deadline, err, abandoned);
@@ -434,7 +434,8 @@ Exchange Transport::exchange(const Request& req, Mono::time_point deadline, doub
     Exchange a = exchange_on(*conn, req, deadline, total_s, sink, stale, keep);
     conn->abandoned = nullptr;
     if (abandoned != nullptr && (*abandoned)())
-      return failure(Failure::connection, "connection: the call to " + where() + " was abandoned by its caller");
+      return failure(Failure::connection,
+                     "connection: the call to " + where() + " was abandoned by its caller");
     if (stale && reused) {
       conn.reset();
       reused = false;

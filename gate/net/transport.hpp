@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include <gate/model/api.hpp>
-#include <gate/net/settings.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/net/proxy.hpp>
+#include <gate/net/settings.hpp>
 
 namespace gate::net::detail {
 

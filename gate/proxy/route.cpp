@@ -21,7 +21,9 @@ bool has_dot_dot(std::string_view path) {
   return false;
 }
 
-bool unreserved(unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~'; }
+bool unreserved(unsigned char c) {
+  return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~';
+}
 
 } // namespace
 
@@ -39,8 +41,10 @@ std::optional<std::string> decode_unreserved(std::string_view path) {
     if (lo < 0) return std::nullopt;
     const auto c = static_cast<unsigned char>(hi * 16 + lo);
     if (c == '/' || c == '\\' || c == '%') return std::nullopt;
-    if (unreserved(c)) out += static_cast<char>(c);
-    else out.append(path.substr(i, 3));
+    if (unreserved(c))
+      out += static_cast<char>(c);
+    else
+      out.append(path.substr(i, 3));
     i += 2;
   }
   return out;

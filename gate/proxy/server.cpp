@@ -67,7 +67,8 @@ struct Server::Impl {
 };
 
 Server::Server(const config::Config& cfg, const Environment& env, ClientSource client)
-    : cfg_(cfg), store_(cfg.cache.dir), env_(env), client_(std::move(client)), impl_(std::make_unique<Impl>()) {
+    : cfg_(cfg), store_(cfg.cache.dir), env_(env), client_(std::move(client)),
+      impl_(std::make_unique<Impl>()) {
   // Known for redaction before any answer passes, even one from the cache.
   register_secret(env_.get(cfg_.model.api_key_env));
   if (!client_) {
@@ -138,8 +139,8 @@ Server::Fresh Server::forward(const std::string& method, const std::string& upst
 }
 
 Reply Server::handle(const std::string& method, const std::string& target, const std::string& host,
-                     const std::vector<std::pair<std::string, std::string>>& headers,
-                     const std::string& body, const std::function<bool()>& client_gone) {
+                     const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+                     const std::function<bool()>& client_gone) {
   std::optional<std::string> path = origin_form(target, port_);
   if (!path || !host_allowed(host, port_))
     return error_reply(403, "permission_error",
@@ -332,8 +333,8 @@ private:
     res->body() = std::move(r.body);
     res->prepare_payload();
     http::async_write(sock_, *res,
-                      asio::bind_executor(strand_, [self = shared_from_this(), res](boost::system::error_code ec,
-                                                                                   std::size_t) {
+                      asio::bind_executor(strand_, [self = shared_from_this(),
+                                                    res](boost::system::error_code ec, std::size_t) {
                         boost::system::error_code ignored;
                         if (ec) return (void)self->sock_.close(ignored);
                         self->sock_.shutdown(tcp::socket::shutdown_send, ignored);
@@ -349,8 +350,8 @@ private:
 
   void drain() {
     sock_.async_read_some(asio::buffer(drain_buf_),
-                          asio::bind_executor(strand_, [self = shared_from_this()](boost::system::error_code ec,
-                                                                                   std::size_t n) {
+                          asio::bind_executor(strand_, [self = shared_from_this()](
+                                                           boost::system::error_code ec, std::size_t n) {
                             self->drained_ += n;
                             if (!ec && self->drained_ < (k_request_body_limit << 1)) return self->drain();
                             self->linger_timer_.cancel();

@@ -32,9 +32,9 @@ struct Observation {
   Target target;
   std::string method;
   int status = 0;
-  bool cache_hit = false; // answered from the cache, no upstream call
-  bool missed = false;    // a replay-only miss (the reply is the 404)
-  std::string key;        // the cache key; "" when the request had none (a body that is not JSON)
+  bool cache_hit = false;   // answered from the cache, no upstream call
+  bool missed = false;      // a replay-only miss (the reply is the 404)
+  std::string key;          // the cache key; "" when the request had none (a body that is not JSON)
   std::string record_error; // the answer could not be recorded (the reply is a 500): the run is not whole
   const std::string* request_body = nullptr;
   const Reply* reply = nullptr;

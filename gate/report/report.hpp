@@ -112,5 +112,4 @@ std::int64_t absorbed_rate_limits(const Report& r);
 // `where`.
 metrics::Options options_from_config(const boost::json::value& config, const std::string& where);
 
-
 } // namespace gate::report

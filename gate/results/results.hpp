@@ -39,10 +39,10 @@ struct ToolCall {
 // One attempt of a fresh call (METRICS.md "Errors and tokens"): every
 // attempt is recorded, retried ones included, so their tokens are counted.
 struct Attempt {
-  int status = 0;           // HTTP status; 0: no answer (timeout, connection, TLS)
-  std::string bucket;       // "" for an answer, else a METRICS.md bucket
-  double wait_ms = 0;       // waited before it (backoff, retry-after, shared limiter)
-  double latency_ms = 0;    // request sent to response read
+  int status = 0;        // HTTP status; 0: no answer (timeout, connection, TLS)
+  std::string bucket;    // "" for an answer, else a METRICS.md bucket
+  double wait_ms = 0;    // waited before it (backoff, retry-after, shared limiter)
+  double latency_ms = 0; // request sent to response read
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   bool usage_known = false; // the attempt's response reported usage
@@ -51,43 +51,43 @@ struct Attempt {
 // What an agent-command run (suite kind "agent") leaves besides its checks;
 // absent for a plain model call. Output excerpts are redacted and capped.
 struct AgentRun {
-  int exit_code = -1;              // -1: killed by a signal or never started
-  bool timed_out = false;          // killed at its timeout (the run is error `agent`)
-  std::string stdout_excerpt;      // at most the capture cap, then a truncation marker
+  int exit_code = -1;         // -1: killed by a signal or never started
+  bool timed_out = false;     // killed at its timeout (the run is error `agent`)
+  std::string stdout_excerpt; // at most the capture cap, then a truncation marker
   std::string stderr_excerpt;
-  std::string final_state_hash;    // sha256 of the work copy after the command (agent/workcopy.hpp)
+  std::string final_state_hash; // sha256 of the work copy after the command (agent/workcopy.hpp)
 };
 
 // One run of one task.
 struct Run {
-  int index = 0;                     // replica, 0-based
-  bool passed = false;               // every check held (false when errored)
-  std::string error;                 // "" or a METRICS.md bucket: auth, timeout, ...
-  std::string error_message;         // short, redacted
+  int index = 0;             // replica, 0-based
+  bool passed = false;       // every check held (false when errored)
+  std::string error;         // "" or a METRICS.md bucket: auth, timeout, ...
+  std::string error_message; // short, redacted
   std::vector<CheckResult> checks;
-  std::string answer;                // truncated at k_answer_limit bytes (UTF-8 safe)
+  std::string answer; // truncated at k_answer_limit bytes (UTF-8 safe)
   bool answer_truncated = false;
-  std::string answer_sha256;         // of the full normalized answer
+  std::string answer_sha256; // of the full normalized answer
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
-  bool usage_known = true;           // false: the provider reported no usage (not zero)
-  double latency_ms = 0;             // model latency; 0 for a cache hit
+  bool usage_known = true; // false: the provider reported no usage (not zero)
+  double latency_ms = 0;   // model latency; 0 for a cache hit
   bool cache_hit = false;
   int attempts = 1;
-  std::string fingerprint;           // request fingerprint (cache key without the replica)
+  std::string fingerprint;          // request fingerprint (cache key without the replica)
   Route route;                      // empty when read from a report: the report's route (report-schema.md)
-  std::vector<ToolCall> tool_calls;  // trajectory (agent tasks); empty for plain calls
+  std::vector<ToolCall> tool_calls; // trajectory (agent tasks); empty for plain calls
   // Fresh calls only (empty for a cache hit): every attempt in order, the
   // last one being the run's response. prompt/completion_tokens above are
   // the whole chain: every attempt's, plus the judge's.
   std::vector<Attempt> attempt_log;
-  double ttft_ms = 0;                // streamed fresh call: time to first token; 0 otherwise
+  double ttft_ms = 0; // streamed fresh call: time to first token; 0 otherwise
   // llm_judge checks: the judge's calls, also counted apart.
   std::int64_t judge_prompt_tokens = 0;
   std::int64_t judge_completion_tokens = 0;
-  int judge_calls = 0;               // judge calls made (fresh or replayed)
-  int judge_cache_hits = 0;          // of those, answered from the cache
-  Boxed<AgentRun> agent;             // agent tasks only (boxed: most runs have none)
+  int judge_calls = 0;      // judge calls made (fresh or replayed)
+  int judge_cache_hits = 0; // of those, answered from the cache
+  Boxed<AgentRun> agent;    // agent tasks only (boxed: most runs have none)
   bool errored() const { return !error.empty(); }
 };
 

@@ -71,7 +71,7 @@ struct Shared {
   Outcome* outcome = nullptr;
   int workers = 1;
   std::once_flag workers_told{}; // the client learns the worker count once
-  agent::Tap* tap = nullptr;   // set when a selected case is an agent case
+  agent::Tap* tap = nullptr;     // set when a selected case is an agent case
 
   // The one client of the whole execute(): model tasks and the agents'
   // proxied calls share its retries and rate limiter. May throw Error.
@@ -436,13 +436,14 @@ Outcome execute(const Inputs& in, const Progress& progress) {
       if (!in.requests.empty())
         sh.prepared[i] = in.requests[i];
       else
-        sh.prepared[i] =
-            c.kind == suite::Kind::agent ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)} : prepare(c, cfg);
+        sh.prepared[i] = c.kind == suite::Kind::agent ? PreparedRequest{{}, {}, agent_fingerprint(c, cfg)}
+                                                      : prepare(c, cfg);
     }
   });
   if (!cfg.cache.ignore.empty()) refuse_shared_keys(in.cases, sh.prepared);
   std::unique_ptr<agent::Tap> tap;
-  if (std::any_of(in.cases.begin(), in.cases.end(), [](const auto* c) { return c->kind == suite::Kind::agent; })) {
+  if (std::any_of(in.cases.begin(), in.cases.end(),
+                  [](const auto* c) { return c->kind == suite::Kind::agent; })) {
     if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
     tap = std::make_unique<agent::Tap>(cfg, *in.env, [&sh]() -> model::ModelClient& { return sh.client(); });
     tap->start();

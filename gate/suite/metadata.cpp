@@ -35,9 +35,9 @@ std::string quote_value(std::string_view s) {
   return out;
 }
 
-void only_keys(const boost::json::object &o, std::initializer_list<std::string_view> keys,
-               const std::string &at) {
-  for (const auto &kv : o) {
+void only_keys(const boost::json::object& o, std::initializer_list<std::string_view> keys,
+               const std::string& at) {
+  for (const auto& kv : o) {
     bool known = false;
     std::string allowed;
     for (auto k : keys) {
@@ -48,8 +48,8 @@ void only_keys(const boost::json::object &o, std::initializer_list<std::string_v
   }
 }
 
-VersionInfo parse_version(const boost::json::value &v, const std::string &at) {
-  const auto &o = json::as_object(v, at);
+VersionInfo parse_version(const boost::json::value& v, const std::string& at) {
+  const auto& o = json::as_object(v, at);
   only_keys(o, {"version", "sha256", "cases"}, at);
   VersionInfo info;
   info.version = json::get_string(o, "version", at);
@@ -67,7 +67,7 @@ VersionInfo parse_version(const boost::json::value &v, const std::string &at) {
 
 } // namespace
 
-Metadata read_metadata(const std::filesystem::path &dir) {
+Metadata read_metadata(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / "metadata.json";
   const std::string where = path.string();
   std::error_code ec;
@@ -76,29 +76,30 @@ Metadata read_metadata(const std::filesystem::path &dir) {
                     " is not a suite directory (make one with `gate suite create`)");
   const std::string text = read_file(path);
   const boost::json::value v = json::parse_strict(text, where);
-  const auto &o = json::as_object(v, where);
+  const auto& o = json::as_object(v, where);
   only_keys(o, {"name", "latest", "versions", "agent"}, where);
 
   Metadata m;
   m.name = json::get_string(o, "name", where);
   if (m.name.empty()) throw_bad_input(where + ": \"name\" must be a non-empty string");
   m.latest = json::get_string(o, "latest", where);
-  const auto *versions = o.if_contains("versions");
+  const auto* versions = o.if_contains("versions");
   if (versions == nullptr) throw_bad_input(where + ": missing field \"versions\"");
   if (!versions->is_array() || versions->get_array().empty())
     throw_bad_input(where +
                     ": \"versions\" must be a non-empty array of {\"version\", \"sha256\", \"cases\"}");
   std::set<std::string> seen;
   std::size_t i = 0;
-  for (const auto &e : versions->get_array()) {
+  for (const auto& e : versions->get_array()) {
     VersionInfo info = parse_version(e, where + ": versions[" + std::to_string(i++) + "]");
     if (!seen.insert(info.version).second)
       throw_bad_input(where + ": version " + quote_value(info.version) + " is listed twice");
     m.versions.push_back(std::move(info));
   }
-  if (const auto *agent = o.if_contains("agent")) {
+  if (const auto* agent = o.if_contains("agent")) {
     if (!agent->is_object())
-      throw_bad_input(where + ": \"agent\" must be an object {\"command\", \"fixture\", \"timeout\", \"input\"}");
+      throw_bad_input(where +
+                      ": \"agent\" must be an object {\"command\", \"fixture\", \"timeout\", \"input\"}");
     check_agent_defaults(agent->get_object(), where + ": \"agent\"");
     m.agent = agent->get_object();
   }
@@ -107,14 +108,14 @@ Metadata read_metadata(const std::filesystem::path &dir) {
   return m;
 }
 
-std::string format_metadata(const Metadata &m) {
+std::string format_metadata(const Metadata& m) {
   std::string out = "{\n  \"name\": ";
   json::append_quoted(m.name, out);
   out += ",\n  \"latest\": ";
   json::append_quoted(m.latest, out);
   out += ",\n  \"versions\": [\n";
   for (std::size_t i = 0; i < m.versions.size(); ++i) {
-    const auto &v = m.versions[i];
+    const auto& v = m.versions[i];
     out += "    {\"version\": ";
     json::append_quoted(v.version, out);
     out += ", \"sha256\": ";

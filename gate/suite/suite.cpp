@@ -15,7 +15,7 @@ namespace gate::suite {
 
 namespace {
 
-std::filesystem::path cases_path(const std::filesystem::path &dir, const std::string &version) {
+std::filesystem::path cases_path(const std::filesystem::path& dir, const std::string& version) {
   return dir / "versions" / version / "cases.jsonl";
 }
 
@@ -25,12 +25,12 @@ std::string quote_value(std::string_view s) {
   return out;
 }
 
-const VersionInfo &find_version(const Metadata &m, const std::string &version,
-                                const std::filesystem::path &dir) {
-  for (const auto &v : m.versions)
+const VersionInfo& find_version(const Metadata& m, const std::string& version,
+                                const std::filesystem::path& dir) {
+  for (const auto& v : m.versions)
     if (v.version == version) return v;
   std::string known;
-  for (const auto &v : m.versions)
+  for (const auto& v : m.versions)
     known += (known.empty() ? "" : ", ") + v.version;
   throw_bad_input((dir / "metadata.json").string() + ": unknown version " + quote_value(version) +
                   "; known versions: " + known);
@@ -44,7 +44,7 @@ struct Loaded {
 // The bytes are read once and the hash is of exactly those bytes, checked
 // before any parsing: an edited suite is refused as edited, whatever else
 // is wrong with it, and no other read can see different content.
-Loaded load_version(const std::filesystem::path &dir, const VersionInfo &info, const AgentContext &ctx) {
+Loaded load_version(const std::filesystem::path& dir, const VersionInfo& info, const AgentContext& ctx) {
   const std::filesystem::path path = cases_path(dir, info.version);
   const std::string text = read_file(path);
   Loaded out;
@@ -60,9 +60,9 @@ Loaded load_version(const std::filesystem::path &dir, const VersionInfo &info, c
 }
 
 // "v" + one more than the highest "v<N>"; other names do not take part.
-std::string next_version_name(const Metadata &m, const std::filesystem::path &dir) {
+std::string next_version_name(const Metadata& m, const std::filesystem::path& dir) {
   std::uint64_t highest = 0;
-  for (const auto &v : m.versions) {
+  for (const auto& v : m.versions) {
     std::string_view digits = std::string_view(v.version).substr(1);
     if (v.version.front() != 'v' || digits.empty()) continue;
     std::uint64_t n = 0;
@@ -78,9 +78,9 @@ std::string next_version_name(const Metadata &m, const std::filesystem::path &di
 
 // An existing version's file is never an input: editing it in place is
 // the very thing the pinned hash exists to catch.
-void refuse_own_version_file(const std::filesystem::path &dir, const Metadata &m,
-                             const std::filesystem::path &from) {
-  for (const auto &v : m.versions) {
+void refuse_own_version_file(const std::filesystem::path& dir, const Metadata& m,
+                             const std::filesystem::path& from) {
+  for (const auto& v : m.versions) {
     std::error_code ec;
     if (std::filesystem::equivalent(from, cases_path(dir, v.version), ec) && !ec)
       throw_bad_input(from.string() + " is the cases file of version " + v.version +
@@ -92,7 +92,7 @@ void refuse_own_version_file(const std::filesystem::path &dir, const Metadata &m
 
 // A leftover of a crash between this write and the metadata write is not
 // listed in metadata.json, so overwriting it loses nothing.
-void write_version(const std::filesystem::path &dir, const std::string &version, std::string_view text) {
+void write_version(const std::filesystem::path& dir, const std::string& version, std::string_view text) {
   const std::filesystem::path path = cases_path(dir, version);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
@@ -100,26 +100,26 @@ void write_version(const std::filesystem::path &dir, const std::string &version,
   write_file_atomically(path, text);
 }
 
-AgentContext agent_context(const std::filesystem::path &dir, const Metadata &m) {
+AgentContext agent_context(const std::filesystem::path& dir, const Metadata& m) {
   return AgentContext{dir, m.agent ? &*m.agent : nullptr, (dir / "metadata.json").string()};
 }
 
 } // namespace
 
-Suite load(const std::filesystem::path &dir, const std::string &version) {
+Suite load(const std::filesystem::path& dir, const std::string& version) {
   const Metadata m = read_metadata(dir);
-  const VersionInfo &info = find_version(m, version.empty() ? m.latest : version, dir);
+  const VersionInfo& info = find_version(m, version.empty() ? m.latest : version, dir);
   Loaded l = load_version(dir, info, agent_context(dir, m));
   return Suite{dir, m.name, info.version, std::move(l.sha256), std::move(l.cases)};
 }
 
-std::string new_version(const std::filesystem::path &dir, const std::filesystem::path &from) {
+std::string new_version(const std::filesystem::path& dir, const std::filesystem::path& from) {
   Metadata m = read_metadata(dir);
   refuse_own_version_file(dir, m, from);
   const std::string text = read_file(from);
   const std::size_t count = parse_cases(text, from.string(), agent_context(dir, m)).size();
   const std::string sha = sha256_hex(text);
-  const VersionInfo &latest = find_version(m, m.latest, dir);
+  const VersionInfo& latest = find_version(m, m.latest, dir);
   if (sha == latest.sha256)
     throw_bad_input(from.string() + ": no change: it is byte-identical to the latest version " + m.latest +
                     " (sha256 " + sha + ")");
@@ -131,7 +131,7 @@ std::string new_version(const std::filesystem::path &dir, const std::filesystem:
   return name;
 }
 
-void create(const std::filesystem::path &dir, const std::string &name, const std::filesystem::path &from) {
+void create(const std::filesystem::path& dir, const std::string& name, const std::filesystem::path& from) {
   const std::filesystem::path meta = dir / "metadata.json";
   std::error_code ec;
   if (std::filesystem::exists(meta, ec))
@@ -144,10 +144,10 @@ void create(const std::filesystem::path &dir, const std::string &name, const std
                         format_metadata(Metadata{name, "v1", {VersionInfo{"v1", sha256_hex(text), count}}}));
 }
 
-std::vector<std::string> verify(const std::filesystem::path &dir) {
+std::vector<std::string> verify(const std::filesystem::path& dir) {
   const Metadata m = read_metadata(dir);
   std::vector<std::string> lines;
-  for (const auto &v : m.versions) {
+  for (const auto& v : m.versions) {
     const std::size_t n = load_version(dir, v, agent_context(dir, m)).cases.size();
     lines.push_back(v.version + "  " + std::to_string(n) + " cases  sha256 ok");
   }

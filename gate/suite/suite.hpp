@@ -34,7 +34,7 @@ struct AgentSpec {
 // "agent" block (null when metadata.json has none).
 struct AgentContext {
   std::filesystem::path dir;
-  const boost::json::object *defaults = nullptr;
+  const boost::json::object* defaults = nullptr;
   std::string defaults_where; // "<dir>/metadata.json" for messages
 };
 
@@ -88,11 +88,11 @@ struct Suite {
 // Reads and validates <dir>/metadata.json: every field, version names that
 // are plain directory names, 64-hex-digit hashes, positive counts, no
 // duplicate versions, and a `latest` that is listed.
-Metadata read_metadata(const std::filesystem::path &dir);
+Metadata read_metadata(const std::filesystem::path& dir);
 
 // metadata.json text: fixed key order, one version per line, final newline,
 // so that a diff of two versions of the file shows one added line.
-std::string format_metadata(const Metadata &m);
+std::string format_metadata(const Metadata& m);
 
 // Loads `version` ("" = latest): reads versions/<v>/cases.jsonl once, checks
 // its sha256 against metadata before parsing anything else (mismatch →
@@ -101,34 +101,35 @@ std::string format_metadata(const Metadata &m);
 // skipped; a missing final newline is fine; invalid UTF-8, NUL bytes, a line
 // over 1 MiB, nesting over 64 levels, duplicate ids are errors naming the
 // 1-based line. The whole format: docs/suite-format.md.
-Suite load(const std::filesystem::path &dir, const std::string &version);
+Suite load(const std::filesystem::path& dir, const std::string& version);
 
 // Parses cases from JSONL text (the rules above); `where` names the file.
 // Agent cases resolve their fixture against `agent.dir` and take the
 // defaults from `agent.defaults`.
-std::vector<Case> parse_cases(std::string_view text, const std::string &where, const AgentContext &agent = {});
+std::vector<Case> parse_cases(std::string_view text, const std::string& where,
+                              const AgentContext& agent = {});
 
 // Validates a partial agent block (defaults or a case's own) and merges
 // `own` over `defaults`; the result must be complete. `at` names the case
 // line. Throws Error(bad_input) naming where each bad value came from.
-AgentSpec parse_agent(const boost::json::object *own, const std::string &at, const AgentContext &ctx);
+AgentSpec parse_agent(const boost::json::object* own, const std::string& at, const AgentContext& ctx);
 
 // Checks a default block's keys and value types (metadata.json "agent").
-void check_agent_defaults(const boost::json::object &defaults, const std::string &where);
+void check_agent_defaults(const boost::json::object& defaults, const std::string& where);
 
 // Adds the next version ("v<N+1>" after the highest "v<N>") from an edited
 // cases file: validates it, copies it to versions/<v>/cases.jsonl, records
 // hash and count, makes it latest. Existing versions are never modified.
 // Refuses a file byte-identical to the latest version ("no change") and a
 // file that is itself one of the suite's versions. Returns the new name.
-std::string new_version(const std::filesystem::path &dir, const std::filesystem::path &from);
+std::string new_version(const std::filesystem::path& dir, const std::filesystem::path& from);
 
 // Creates a suite directory with a first version "v1" from a cases file;
 // refuses when <dir>/metadata.json exists.
-void create(const std::filesystem::path &dir, const std::string &name, const std::filesystem::path &from);
+void create(const std::filesystem::path& dir, const std::string& name, const std::filesystem::path& from);
 
 // Verifies every version's hash and count; returns one line per version
 // ("v1  40 cases  sha256 ok"); throws Error(bad_input) on the first mismatch.
-std::vector<std::string> verify(const std::filesystem::path &dir);
+std::vector<std::string> verify(const std::filesystem::path& dir);
 
 } // namespace gate::suite

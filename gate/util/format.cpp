@@ -22,8 +22,8 @@ std::string human_ms(double ms) {
   if (a < 10'000) return fixed(ms / 1000, 2) + " s";
   if (a < 60'000) return fixed(ms / 1000, 1) + " s";
   const auto seconds = static_cast<long long>(std::llround(a / 1000));
-  return std::string(ms < 0 ? "-" : "") + std::to_string(seconds / 60) + " min " + std::to_string(seconds % 60) +
-         " s";
+  return std::string(ms < 0 ? "-" : "") + std::to_string(seconds / 60) + " min " +
+         std::to_string(seconds % 60) + " s";
 }
 
 std::string signed_fixed(double x, int decimals, bool ascii_minus) {
@@ -34,7 +34,8 @@ std::string signed_fixed(double x, int decimals, bool ascii_minus) {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diag = row[0];
     row[0] = i;

@@ -78,7 +78,7 @@ struct StrictChecker {
 } // namespace
 
 std::string located_at(std::string_view text, std::size_t offset, const std::string& where,
-                     std::size_t first_line, const std::string& what) {
+                       std::size_t first_line, const std::string& what) {
   offset = std::min(offset, text.size());
   std::size_t line = first_line;
   std::size_t col = 1;
@@ -103,7 +103,6 @@ std::string describe(const boost::system::error_code& ec) {
   if (ec == error::syntax) return "invalid JSON";
   return ec.message();
 }
-
 
 boost::json::value parse_strict(std::string_view text, const std::string& where, std::size_t first_line,
                                 ParseLimits limits) {

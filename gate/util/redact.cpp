@@ -30,9 +30,9 @@ constexpr std::size_t k_anywhere = 8;
 // and no reference count: a registration publishes a new, immutable set
 // and keeps the ones it replaced (a handful per process, registered as keys
 // and tokens are read), so a reader's set is never freed under it.
-std::mutex g_writers;                      // orders registrations
+std::mutex g_writers;                             // orders registrations
 std::vector<std::unique_ptr<const Forms>> g_sets; // every set published; guarded by g_writers
-std::atomic<const Forms*> g_forms{nullptr}; // the newest set; null until the first secret
+std::atomic<const Forms*> g_forms{nullptr};       // the newest set; null until the first secret
 
 const Forms* forms() { return g_forms.load(std::memory_order_acquire); }
 
@@ -66,8 +66,10 @@ std::vector<Span> secret_spans(std::string_view text) {
   std::sort(spans.begin(), spans.end(), [](Span a, Span b) { return a.begin < b.begin; });
   std::vector<Span> merged;
   for (Span s : spans) {
-    if (!merged.empty() && s.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
-    else merged.push_back(s);
+    if (!merged.empty() && s.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
   }
   return merged;
 }
@@ -137,7 +139,8 @@ void register_secret(std::string_view secret) {
   }
   if (!g_sets.empty() && next.size() == g_sets.back()->size()) return; // known already
   // Longest first: where two forms overlap the longer one decides the span.
-  std::stable_sort(next.begin(), next.end(), [](const Form& a, const Form& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(next.begin(), next.end(),
+                   [](const Form& a, const Form& b) { return a.text.size() > b.text.size(); });
   g_sets.push_back(std::make_unique<const Forms>(std::move(next)));
   g_forms.store(g_sets.back().get(), std::memory_order_release);
 }

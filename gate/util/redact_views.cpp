@@ -85,9 +85,12 @@ template <class OnValue> void json_values(std::string_view s, std::size_t base, 
     } else if (c == ',' || c == ':') {
       if (stack.empty()) return;
       Frame& top = stack.back();
-      if (c == ':') top.want_key = false;
-      else if (top.object) top.want_key = true;
-      else ++top.index;
+      if (c == ':')
+        top.want_key = false;
+      else if (top.object)
+        top.want_key = true;
+      else
+        ++top.index;
       ++i;
     } else if (c == '"') {
       std::size_t j = i + 1;
@@ -116,7 +119,9 @@ Span Unescaped::source(Span s) const {
   };
   Span out;
   const Escape* b = last_at_or_before(s.begin);
-  out.begin = b == nullptr ? s.begin : s.begin < b->out_end ? b->in_begin : b->in_end + (s.begin - b->out_end);
+  out.begin = b == nullptr           ? s.begin
+              : s.begin < b->out_end ? b->in_begin
+                                     : b->in_end + (s.begin - b->out_end);
   const std::size_t last = s.end - 1;
   const Escape* e = last_at_or_before(last);
   out.end = e == nullptr ? last + 1 : last < e->out_end ? e->in_end : e->in_end + (last - e->out_end) + 1;
@@ -159,7 +164,8 @@ Unescaped unescape(std::string_view in) {
 }
 
 bool has_escapes(std::string_view in) {
-  for (std::size_t i = in.find('\\'); i != std::string_view::npos && i + 1 < in.size(); i = in.find('\\', i + 2)) {
+  for (std::size_t i = in.find('\\'); i != std::string_view::npos && i + 1 < in.size();
+       i = in.find('\\', i + 2)) {
     const char c = in[i + 1];
     if (c == 'u' || c == '/' || c == '\\') return true;
   }

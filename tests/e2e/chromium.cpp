@@ -56,7 +56,6 @@ std::string percent_encode(const std::string& s, bool keep_slash) {
   return out;
 }
 
-
 // Runs Chromium in its own process group, stdout and stderr to files in
 // `scratch`; the whole group is killed after the timeout and after exit
 // (helpers Chromium leaves behind must not outlive the test).

@@ -33,7 +33,7 @@ struct Browser {
 // own process group, stdout and stderr to files in `scratch`; the whole
 // group is killed after the timeout and after exit (helpers Chromium leaves
 // behind must not outlive the test).
-Browser load(const std::filesystem::path& html, const std::string& query, const std::filesystem::path& scratch,
-             int budget_ms = 2000);
+Browser load(const std::filesystem::path& html, const std::string& query,
+             const std::filesystem::path& scratch, int budget_ms = 2000);
 
 } // namespace gate::e2e

@@ -45,7 +45,8 @@ Child spawn_gate(const std::vector<std::string>& args, const fs::path& cwd,
     env_strings.push_back(std::string("LD_PRELOAD=") + GATE_FAULT_WRITE_LIB);
     const char* asan = std::getenv("ASAN_OPTIONS");
     std::erase_if(env_strings, [](const std::string& e) { return e.starts_with("ASAN_OPTIONS="); });
-    env_strings.push_back(std::string("ASAN_OPTIONS=") + (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "") +
+    env_strings.push_back(std::string("ASAN_OPTIONS=") +
+                          (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "") +
                           "verify_asan_link_order=0");
   }
   std::vector<char*> envp;

@@ -458,7 +458,8 @@ TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt 
   const std::string version = project_version(), major = "v" + version.substr(0, version.find('.'));
   const fs::path asset = make_release(tmp.path(), "", "v" + version);
   ReleaseServer server(tmp.path() / "releases");
-  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", major},
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base},
+                                         {"GATE_RELEASE_REF", major},
                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
   Step s = run_step(tmp.path(), "fetch", env);
   INFO(s.out << s.err);
@@ -472,11 +473,13 @@ TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt 
   env["GATE_RELEASE_REF"] = "v98";
   Step wrong = run_step(tmp.path(), "fetch", env);
   CHECK(wrong.exit_code == 2);
-  CHECK(has(wrong.err, "::error::gate action: the tag v98 points at gate " + version + ", which is no v98.x.y release"));
+  CHECK(has(wrong.err,
+            "::error::gate action: the tag v98 points at gate " + version + ", which is no v98.x.y release"));
   CHECK(wrong.outputs.count("source") == 0);
 }
 
-TEST_CASE("install: the binary on PATH as gate, its path as the gate output; install-only must be true or false") {
+TEST_CASE(
+    "install: the binary on PATH as gate, its path as the gate output; install-only must be true or false") {
   TempDir tmp;
   const fs::path github_path = tmp.path() / "github_path";
   const std::map<std::string, std::string> env{{"RUNNER_TEMP", (tmp.path() / "runner").string()},
@@ -533,17 +536,21 @@ TEST_CASE("action.yml: with install-only, every step after the install is skippe
 // again (with the build type and GATE_PORTABLE it was made with, so nothing
 // changes) and brings the gate target up to date. The cold compile is the
 // same .ci/build that .ci/run starts with.
-TEST_CASE("fallback: no release (404) builds gate with the action's own steps, and the check runs that build") {
+TEST_CASE(
+    "fallback: no release (404) builds gate with the action's own steps, and the check runs that build") {
   if (!have_node() || !debian12()) return gate::testing::skip_test("node, curl and Debian 12 are needed");
   TempDir tmp;
   fs::create_directories(tmp.path() / "releases");
   ReleaseServer server(tmp.path() / "releases");
   const fs::path build_dir = fs::path(GATE_BINARY).parent_path();
-  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", "v9.8.7"},
-                                         {"RUNNER_TEMP", (tmp.path() / "runner").string()},
-                                         {"GATE_BIN", ""}, {"GATE_BUILD_DIR", build_dir.string()},
-                                         {"GATE_BUILD_TYPE", cmake_cache_value(build_dir, "CMAKE_BUILD_TYPE")},
-                                         {"GATE_PORTABLE", cmake_cache_value(build_dir, "GATE_PORTABLE")}};
+  std::map<std::string, std::string> env{
+      {"GATE_RELEASE_BASE", server.base},
+      {"GATE_RELEASE_REF", "v9.8.7"},
+      {"RUNNER_TEMP", (tmp.path() / "runner").string()},
+      {"GATE_BIN", ""},
+      {"GATE_BUILD_DIR", build_dir.string()},
+      {"GATE_BUILD_TYPE", cmake_cache_value(build_dir, "CMAKE_BUILD_TYPE")},
+      {"GATE_PORTABLE", cmake_cache_value(build_dir, "GATE_PORTABLE")}};
   Step fetch = run_step(tmp.path(), "fetch", env);
   INFO(fetch.out << fetch.err);
   REQUIRE(fetch.outputs["source"] == "build");
@@ -587,12 +594,14 @@ TEST_CASE("fallback: no release (404) builds gate with the action's own steps, a
 TEST_CASE("the docs and the example workflows name the real action: the project's path at a version tag") {
   std::smatch m;
   const std::string cmake = slurp(source_dir() / "CMakeLists.txt");
-  REQUIRE(std::regex_search(cmake, m, std::regex(R"(HOMEPAGE_URL https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))")));
+  REQUIRE(std::regex_search(
+      cmake, m, std::regex(R"(HOMEPAGE_URL https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))")));
   const std::string repository = m[1]; // the one place the path is defined
 
-  std::vector<fs::path> docs{source_dir() / "README.md", source_dir() / "ARCHITECTURE.md", source_dir() / "action.yml"};
-  for (const auto& dir : {source_dir() / "docs", source_dir() / "examples", source_dir() / "action",
-                          source_dir() / ".github"})
+  std::vector<fs::path> docs{source_dir() / "README.md", source_dir() / "ARCHITECTURE.md",
+                             source_dir() / "action.yml"};
+  for (const auto& dir :
+       {source_dir() / "docs", source_dir() / "examples", source_dir() / "action", source_dir() / ".github"})
     for (const auto& e : fs::recursive_directory_iterator(dir))
       if (e.is_regular_file()) docs.push_back(e.path());
   const std::regex uses(R"(uses: *([A-Za-z0-9_.<>-]+/gate)@([^\s`'"]+))");

@@ -37,9 +37,9 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 TEST_CASE("the demo gate passes against its committed baseline") {
   TempDir tmp;
   fs::path config = copy_demo(tmp.path());
-  Result r = run_gate({"check", "--config", config.string(), "--baseline", baseline().string(), "--out", "out",
-                       "--quiet"},
-                      tmp.path());
+  Result r = run_gate(
+      {"check", "--config", config.string(), "--baseline", baseline().string(), "--out", "out", "--quiet"},
+      tmp.path());
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\n✅ gate passed") != std::string::npos);
@@ -68,8 +68,9 @@ TEST_CASE("a report with real regressions exits 1 and its Markdown matches the g
     if (t.at("id").as_string() == "cls-account-password")
       asked = t.at("input_excerpt").as_string() == "user: I can't log in, the reset email never arrives.";
   CHECK(asked);
-  CHECK(slurp(tmp.path() / "verdict.xml").find("input: user: I can&apos;t log in, the reset email never "
-                                               "arrives.\n") != std::string::npos);
+  CHECK(slurp(tmp.path() / "verdict.xml")
+            .find("input: user: I can&apos;t log in, the reset email never "
+                  "arrives.\n") != std::string::npos);
 }
 
 TEST_CASE("a suite change exits 2 naming both versions, unless allowed") {
@@ -81,13 +82,15 @@ TEST_CASE("a suite change exits 2 naming both versions, unless allowed") {
   CHECK(r.err.find("v2") != std::string::npos);
   CHECK(r.err.find("v3") != std::string::npos);
   Result allowed = run_gate(
-      {"compare", "--baseline", baseline().string(), "--current", "other.json", "--allow-suite-change"}, tmp.path());
+      {"compare", "--baseline", baseline().string(), "--current", "other.json", "--allow-suite-change"},
+      tmp.path());
   CHECK(allowed.exit_code == 1);
 }
 
 TEST_CASE("a missing or broken baseline is bad input, never 'all passed'") {
   TempDir tmp;
-  Result missing = run_gate({"compare", "--baseline", "nope.json", "--current", regressed().string()}, tmp.path());
+  Result missing =
+      run_gate({"compare", "--baseline", "nope.json", "--current", regressed().string()}, tmp.path());
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("nope.json") != std::string::npos);
   std::string text = slurp(baseline());
@@ -106,8 +109,9 @@ TEST_CASE("hostile text from tasks and answers renders inert") {
   text = replace_all(text, "Answer: 5145", "Answer: 5145\\n::add-mask::x\\n::set-output name=a::b ```");
   spit(tmp.path() / "hostile.json", text);
   spit(tmp.path() / "base.json", replace_all(slurp(baseline()), "\"math-sum\"", "\"" + hostile_id + "\""));
-  Result r = run_gate({"compare", "--baseline", "base.json", "--current", "hostile.json", "--markdown", "v.md"},
-                      tmp.path(), {{"GITHUB_ACTIONS", "true"}});
+  Result r =
+      run_gate({"compare", "--baseline", "base.json", "--current", "hostile.json", "--markdown", "v.md"},
+               tmp.path(), {{"GITHUB_ACTIONS", "true"}});
   CHECK(r.exit_code == 1);
   std::string md = slurp(tmp.path() / "v.md");
   CHECK(md.find("</details><img") == std::string::npos);
@@ -141,18 +145,20 @@ TEST_CASE("baseline update shows what changes, writes atomically and refuses a s
   CHECK(slurp(tmp.path() / "base.json") == slurp(regressed()));
 
   spit(tmp.path() / "v2.json", replace_all(slurp(regressed()), "\"version\":\"v2\"", "\"version\":\"v3\""));
-  Result refused = run_gate({"baseline", "update", "--report", "v2.json", "--baseline", "base.json"}, tmp.path());
+  Result refused =
+      run_gate({"baseline", "update", "--report", "v2.json", "--baseline", "base.json"}, tmp.path());
   CHECK(refused.exit_code == 2);
   CHECK(slurp(tmp.path() / "base.json") == slurp(regressed())); // untouched
-  Result forced =
-      run_gate({"baseline", "update", "--report", "v2.json", "--baseline", "base.json", "--force"}, tmp.path());
+  Result forced = run_gate(
+      {"baseline", "update", "--report", "v2.json", "--baseline", "base.json", "--force"}, tmp.path());
   CHECK(forced.exit_code == 0);
 }
 
 TEST_CASE("the first baseline update creates the baseline's directory") {
   TempDir tmp;
-  Result r = run_gate({"baseline", "update", "--report", regressed().string(), "--baseline", "baselines/demo.json"},
-                      tmp.path());
+  Result r =
+      run_gate({"baseline", "update", "--report", regressed().string(), "--baseline", "baselines/demo.json"},
+               tmp.path());
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(slurp(tmp.path() / "baselines" / "demo.json") == slurp(regressed()));
@@ -161,8 +167,9 @@ TEST_CASE("the first baseline update creates the baseline's directory") {
 TEST_CASE("in GitHub Actions: annotations on stdout and the verdict appended to the step summary") {
   TempDir tmp;
   spit(tmp.path() / "summary.md", "previous step\n");
-  Result r = run_gate({"compare", "--baseline", baseline().string(), "--current", regressed().string()}, tmp.path(),
-                      {{"GITHUB_ACTIONS", "true"}, {"GITHUB_STEP_SUMMARY", (tmp.path() / "summary.md").string()}});
+  Result r =
+      run_gate({"compare", "--baseline", baseline().string(), "--current", regressed().string()}, tmp.path(),
+               {{"GITHUB_ACTIONS", "true"}, {"GITHUB_STEP_SUMMARY", (tmp.path() / "summary.md").string()}});
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("::error") != std::string::npos);
   const std::string summary = slurp(tmp.path() / "summary.md");

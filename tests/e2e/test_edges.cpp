@@ -47,7 +47,7 @@ void set_age(const fs::path& p, long seconds) {
 
 TEST_CASE("outputs.json, .markdown and .junit are file names in outputs.dir; a path is refused") {
   for (const char* line : {"  json: ../escape.json\n", "  json: /tmp/gate-escape-e2e.json\n",
-                                  "  markdown: sub/../../escape.md\n", "  junit: ..\n"}) {
+                           "  markdown: sub/../../escape.md\n", "  junit: ..\n"}) {
     CAPTURE(line);
     TempDir tmp;
     const fs::path cfg = demo_with(tmp.path(), "outputs", line);

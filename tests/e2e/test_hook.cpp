@@ -159,7 +159,7 @@ TEST_CASE("the hook checks the pushed commit, not the work tree, and says which"
     CHECK(repo.remote_main() == pushed);
     const std::string head = sh(repo.work, "git rev-parse --short=12 HEAD").out.substr(0, 12);
     CHECK(blocked.out.find("checked commit " + head) != std::string::npos);
-    CHECK(blocked.out.find("❌ gate failed") != std::string::npos); // the headline
+    CHECK(blocked.out.find("❌ gate failed") != std::string::npos);        // the headline
     CHECK(blocked.out.find("tasks that got worse") != std::string::npos); // a few, by id
     CHECK(blocked.out.find(": passed 3/3 → ") != std::string::npos);
     CHECK(blocked.out.find("full verdict: ") != std::string::npos);
@@ -186,8 +186,8 @@ TEST_CASE("arguments given at install are kept in the hook") {
   Repo repo;
   // Check options after "--" go to every check the hook runs; a bad one
   // shows that they are passed (and the hook says it could not check).
-  Result install =
-      run_gate({"hook", "install", "--config", "demo/gate.yaml", "--", "--max-new-failures", "many"}, repo.work);
+  Result install = run_gate(
+      {"hook", "install", "--config", "demo/gate.yaml", "--", "--max-new-failures", "many"}, repo.work);
   INFO(install.out << install.err);
   REQUIRE(install.exit_code == 0);
   CHECK(install.out.find("--max-new-failures many") != std::string::npos);

@@ -25,7 +25,6 @@ using namespace gate::e2e;
 
 namespace {
 
-
 // The page's data blob, parsed (its \u003c escapes are plain JSON).
 boost::json::value page_data(const std::string& html) {
   const std::string open = "<script type=\"application/json\" id=\"gate-data\">";
@@ -44,7 +43,6 @@ std::string lower(std::string s) {
 }
 
 std::string str(const boost::json::value& v) { return std::string(v.as_string()); }
-
 
 // The text of #gate-errors, where the page reports script errors.
 std::string page_errors(const std::string& dom) {

@@ -22,9 +22,9 @@ namespace {
 fs::path mermaid_js() {
   const char* d = std::getenv("GATE_TOOLS_DIR");
   const char* home = std::getenv("HOME");
-  const fs::path tools = d != nullptr && *d != '\0' ? fs::path(d)
-                                                    : fs::path(home != nullptr ? home : "/nonexistent") /
-                                                          ".cache" / "gate-tools";
+  const fs::path tools = d != nullptr && *d != '\0'
+                             ? fs::path(d)
+                             : fs::path(home != nullptr ? home : "/nonexistent") / ".cache" / "gate-tools";
   return tools / "node_modules" / "mermaid" / "dist" / "mermaid.min.js";
 }
 
@@ -34,7 +34,8 @@ std::string cannot_run() {
     return "GATE_SKIP_BROWSER=1 is set";
   if (::access(chromium().c_str(), X_OK) != 0) return "no Chromium at " + chromium().string();
   if (!fs::exists(mermaid_js()))
-    return "the mermaid npm package is not at " + mermaid_js().string() + " (install it with .ci/deps --test)";
+    return "the mermaid npm package is not at " + mermaid_js().string() +
+           " (install it with .ci/deps --test)";
   return "";
 }
 
@@ -118,6 +119,6 @@ TEST_CASE("the scenario chart shows both series, a legend, and an improvement as
   // Every scenario improved: each point of the line sits above the top of
   // its bar (SVG y grows downwards), so the rise is visible.
   for (std::size_t i = 0; i < 4; ++i)
-    CHECK_MESSAGE(line_y[i] < bar_y[i] - 5, "scenario " << i << ": line at y " << line_y[i] << ", bar top at "
-                                                        << bar_y[i]);
+    CHECK_MESSAGE(line_y[i] < bar_y[i] - 5,
+                  "scenario " << i << ": line at y " << line_y[i] << ", bar top at " << bar_y[i]);
 }

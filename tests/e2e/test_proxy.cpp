@@ -25,8 +25,8 @@ constexpr const char* k_canary = "sk-proxy-canary-5f1e9a7c3b2d";
 
 using Answer = ProxyAnswer;
 
-Answer send(unsigned short port, const std::string& method, const std::string& target, const std::string& host,
-            const std::string& body) {
+Answer send(unsigned short port, const std::string& method, const std::string& target,
+            const std::string& host, const std::string& body) {
   return send_to_proxy(port, method, target, host, body);
 }
 

@@ -117,7 +117,8 @@ TEST_CASE("rel-07: percent-encoded dot segments are refused before the upstream 
   }
   CHECK(p.upstream.requests() == 0);
   // An encoded letter is the same path, forwarded below the base URL.
-  CHECK(raw_exchange(p.port, post_head(p, "/t/a/r/0/chat/%63ompletions", k_chat.size()), k_chat).status == 200);
+  CHECK(raw_exchange(p.port, post_head(p, "/t/a/r/0/chat/%63ompletions", k_chat.size()), k_chat).status ==
+        200);
   REQUIRE(p.upstream.requests() == 1);
   CHECK(p.upstream.log().at(0).target == "/v1/chat/completions");
 }

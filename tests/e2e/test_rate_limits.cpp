@@ -12,7 +12,8 @@
 namespace fs = std::filesystem;
 using namespace gate::e2e;
 
-TEST_CASE("rel-26: under 10% 429s with Retry-After: 0 no run is lost, and the report says how many were absorbed") {
+TEST_CASE(
+    "rel-26: under 10% 429s with Retry-After: 0 no run is lost, and the report says how many were absorbed") {
   gate::testing::clear_network_env();
   // 150 tasks x 4 runs = 600 calls. With max_retries 1 the old policy lost a
   // call to two 429s in a row: p = 0.01 each, so 600 calls kept all their
@@ -23,7 +24,8 @@ TEST_CASE("rel-26: under 10% 429s with Retry-After: 0 no run is lost, and the re
   limited.status = 429;
   limited.probability = 0.1;
   limited.headers = {{"retry-after", "0"}};
-  limited.body = R"({"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}})";
+  limited.body =
+      R"({"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}})";
   script.faults.push_back(limited);
   gate::testing::FakeUpstream upstream(script);
   upstream.start(0, 4);
@@ -33,19 +35,23 @@ TEST_CASE("rel-26: under 10% 429s with Retry-After: 0 no run is lost, and the re
   constexpr int tasks = 150, runs = 4;
   for (int i = 0; i < tasks; ++i)
     cases += R"({"id": "t)" + std::to_string(i) + R"(", "input": "question )" + std::to_string(i) +
-             R"(", "checks": [{"type": "contains", "value": "echo"}]})" "\n";
+             R"(", "checks": [{"type": "contains", "value": "echo"}]})"
+             "\n";
   fs::create_directories(tmp.path() / "suite" / "versions" / "v1");
   spit(tmp.path() / "suite" / "versions" / "v1" / "cases.jsonl", cases);
   spit(tmp.path() / "suite" / "metadata.json",
        R"({"name": "limits", "latest": "v1", "versions": [{"version": "v1", "sha256": ")" +
            gate::sha256_hex(cases) + R"(", "cases": )" + std::to_string(tasks) + "}]}");
-  spit(tmp.path() / "gate.yaml", "suite:\n  path: suite\nmodel:\n  base_url: " + upstream.base_url() +
-                                     "\n  api_key_env: GATE_LIMITS_KEY\n  name: m\n  max_retries: 1\n"
-                                     "runs: " + std::to_string(runs) +
-                                     "\nconcurrency: 8\ncache:\n  dir: cache\n  mode: record\noutputs:\n  dir: out\n");
+  spit(tmp.path() / "gate.yaml",
+       "suite:\n  path: suite\nmodel:\n  base_url: " + upstream.base_url() +
+           "\n  api_key_env: GATE_LIMITS_KEY\n  name: m\n  max_retries: 1\n"
+           "runs: " +
+           std::to_string(runs) +
+           "\nconcurrency: 8\ncache:\n  dir: cache\n  mode: record\noutputs:\n  dir: out\n");
 
   const auto start = std::chrono::steady_clock::now();
-  Result r = run_gate({"run", "--config", "gate.yaml"}, tmp.path(), {{"GATE_LIMITS_KEY", "sk-limits-test-0123456789"}});
+  Result r = run_gate({"run", "--config", "gate.yaml"}, tmp.path(),
+                      {{"GATE_LIMITS_KEY", "sk-limits-test-0123456789"}});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.out);
   INFO(r.err);

@@ -73,7 +73,8 @@ void check_clean(const fs::path& dir, const std::vector<const std::string*>& pri
 std::string chat_body(const std::string& content) {
   return R"({"id":"chatcmpl-x","object":"chat.completion","model":"m","choices":[{"index":0,"message":)"
          R"({"role":"assistant","content":")" +
-         content + R"("},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}})";
+         content +
+         R"("},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}})";
 }
 
 std::string chunk(const std::string& content) {
@@ -119,15 +120,18 @@ fs::path hostile_suite(const fs::path& dir, const std::string& base_url) {
     words.push_back(e.first);
   words.push_back("split");
   for (const auto& w : words)
-    cases += R"({"id": "leak-)" + w + R"(", "input": ")" + w + R"( please", "checks": [{"type": "contains", "value": "key"}]})" "\n";
+    cases += R"({"id": "leak-)" + w + R"(", "input": ")" + w +
+             R"( please", "checks": [{"type": "contains", "value": "key"}]})"
+             "\n";
   fs::create_directories(dir / "suite" / "versions" / "v1");
   spit(dir / "suite" / "versions" / "v1" / "cases.jsonl", cases);
   spit(dir / "suite" / "metadata.json",
        R"({"name": "leaks", "latest": "v1", "versions": [{"version": "v1", "sha256": ")" +
            gate::sha256_hex(cases) + R"(", "cases": )" + std::to_string(words.size()) + "}]}");
-  spit(dir / "gate.yaml", "suite:\n  path: suite\nmodel:\n  base_url: " + base_url +
-                              "\n  api_key_env: GATE_LEAK_KEY\n  name: m\n  stream: true\nruns: 1\n"
-                              "cache:\n  dir: cache\n  mode: record\noutputs:\n  dir: out\nbaseline: base.json\n");
+  spit(dir / "gate.yaml",
+       "suite:\n  path: suite\nmodel:\n  base_url: " + base_url +
+           "\n  api_key_env: GATE_LEAK_KEY\n  name: m\n  stream: true\nruns: 1\n"
+           "cache:\n  dir: cache\n  mode: record\noutputs:\n  dir: out\nbaseline: base.json\n");
   return dir / "gate.yaml";
 }
 
@@ -162,8 +166,9 @@ TEST_CASE("rel-03: gate run keeps the key in every encoding out of cache, report
   CHECK(base.exit_code == 0);
   CHECK(fs::exists(tmp.path() / "base.json"));
   // Replay serves what was stored: the same clean answers, no new call.
-  Result rep = run_gate({"run", "--config", config.string(), "--mode", "replay-only", "--quiet", "--out", "rep"},
-                        tmp.path(), env);
+  Result rep =
+      run_gate({"run", "--config", config.string(), "--mode", "replay-only", "--quiet", "--out", "rep"},
+               tmp.path(), env);
   CHECK(rep.exit_code <= 1);
   CHECK(upstream.requests() == k_encodings.size() + 1);
   check_clean(tmp.path(), {&rec.out, &rec.err, &base.out, &base.err, &rep.out, &rep.err});
@@ -216,14 +221,16 @@ TEST_CASE("rel-03: gate proxy never hands the key to its client nor stores it, i
   check_clean(tmp.path(), {&rec_out, &rep_out, &r1.out, &r1.err, &r2.out, &r2.err});
 }
 
-TEST_CASE("rel-03: gate analyze redacts the configured key from a harness's answers in report.json and report.md") {
+TEST_CASE(
+    "rel-03: gate analyze redacts the configured key from a harness's answers in report.json and report.md") {
   TempDir tmp;
   spit(tmp.path() / "gate.yaml", "suite:\n  path: suite\nmodel:\n  base_url: http://127.0.0.1:9/v1\n"
                                  "  api_key_env: GATE_ANALYZE_KEY\n  name: m\n");
   const std::string short_key = "Qz9k2";
   spit(tmp.path() / "runs.jsonl",
-       "{\"task_id\":\"a\",\"run_id\":0,\"passed\":true,\"answer\":\"the key is " + k_key + "\"}\n"
-       "{\"task_id\":\"a\",\"run_id\":1,\"passed\":false,\"answer\":\"base64 " +
+       "{\"task_id\":\"a\",\"run_id\":0,\"passed\":true,\"answer\":\"the key is " + k_key +
+           "\"}\n"
+           "{\"task_id\":\"a\",\"run_id\":1,\"passed\":false,\"answer\":\"base64 " +
            gate::base64_encode("ab" + k_key) + "\"}\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"analyze", "runs.jsonl", "--out", "out"},
@@ -244,7 +251,8 @@ TEST_CASE("rel-03: gate analyze redacts the configured key from a harness's answ
   // A key under 8 characters, standing alone in the answer.
   spit(tmp.path() / "short.jsonl",
        "{\"task_id\":\"b\",\"run_id\":0,\"passed\":true,\"answer\":\"key " + short_key + " here\"}\n");
-  Result r = run_gate({"analyze", "short.jsonl", "--out", "out3"}, tmp.path(), {{"GATE_ANALYZE_KEY", short_key}});
+  Result r =
+      run_gate({"analyze", "short.jsonl", "--out", "out3"}, tmp.path(), {{"GATE_ANALYZE_KEY", short_key}});
   REQUIRE(r.exit_code == 0);
   CHECK(slurp(tmp.path() / "out3" / "report.json").find(short_key) == std::string::npos);
   CHECK(slurp(tmp.path() / "out3" / "report.json").find("key [REDACTED] here") != std::string::npos);

@@ -49,7 +49,9 @@ Rule parse_rule(const boost::json::value& v, const std::string& where) {
 
 Fault parse_fault(const boost::json::value& v, const std::string& where) {
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "status", "times", "body", "headers", "close", "stream", "during_ms", "probability"}, where);
+  check_keys(o,
+             {"match", "status", "times", "body", "headers", "close", "stream", "during_ms", "probability"},
+             where);
   Fault f;
   f.match = optional_string(o, "match", where);
   if (o.contains("status")) f.status = static_cast<int>(json::get_int(o, "status", where));
@@ -61,7 +63,8 @@ Fault parse_fault(const boost::json::value& v, const std::string& where) {
   f.stream = optional_string(o, "stream", where);
   if (o.contains("during_ms")) f.during_ms = json::get_number(o, "during_ms", where);
   if (o.contains("probability")) f.probability = json::get_number(o, "probability", where);
-  if (!(f.probability >= 0 && f.probability <= 1)) throw_bad_input(where + ": \"probability\" must be from 0 to 1");
+  if (!(f.probability >= 0 && f.probability <= 1))
+    throw_bad_input(where + ": \"probability\" must be from 0 to 1");
   if (!f.stream.empty() && f.stream != "error" && f.stream != "cut")
     throw_bad_input(where + ": \"stream\" must be \"error\" or \"cut\"");
   if (o.contains("headers")) {

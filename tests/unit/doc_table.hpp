@@ -19,7 +19,7 @@ inline std::string strip_backticks(std::string s) {
 }
 
 // Cells of a Markdown table row; "\|" is a literal bar inside a cell.
-inline std::vector<std::string> cells(const std::string &line) {
+inline std::vector<std::string> cells(const std::string& line) {
   std::vector<std::string> out;
   std::string cur;
   for (std::size_t i = 0; i < line.size(); ++i) {

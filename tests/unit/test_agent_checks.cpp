@@ -83,7 +83,8 @@ TEST_CASE("file_exists, file_contains, file_json, final_state") {
       R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":3},{"path":"/name","one_of":["x","y"]}]})"));
   CHECK(f.detail(R"({"type":"file_json","path":"answer.txt","paths":[{"path":"/n","equals":4}]})") ==
         "\"answer.txt\": expected \"/n\" to equal 4; it is 3");
-  CHECK(f.detail(R"({"type":"file_json","path":"a.txt","paths":[]})").starts_with("expected \"a.txt\" to be JSON; it is not"));
+  CHECK(f.detail(R"({"type":"file_json","path":"a.txt","paths":[]})")
+            .starts_with("expected \"a.txt\" to be JSON; it is not"));
   CHECK(f.passes(R"({"type":"final_state","path":"keep.txt","sha256":")" + gate::sha256_hex("k") + "\"}"));
   CHECK_FALSE(
       f.passes(R"({"type":"final_state","path":"keep.txt","sha256":")" + gate::sha256_hex("j") + "\"}"));

@@ -30,7 +30,7 @@ std::string detail(std::string_view spec, std::string_view answer) {
 std::string parse_error(std::string_view spec, std::optional<std::string> expected = std::nullopt) {
   try {
     mk(spec, expected);
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::bad_input);
     std::string msg = e.what();
     CHECK(msg.rfind(k_where + ": ", 0) == 0);
@@ -39,14 +39,15 @@ std::string parse_error(std::string_view spec, std::optional<std::string> expect
   return "(no error)";
 }
 
-bool has(const std::string &text, std::string_view part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 } // namespace
 
 TEST_CASE("equals: trims by default, options, expected fallback") {
   CHECK(passes(R"({"type":"equals","value":"Paris"})", "  Paris\n"));
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris"})", "Lyon"));
-  CHECK(detail(R"({"type":"equals","value":"Paris"})", "Lyon") == R"(expected "Paris"; the answer is "Lyon")");
+  CHECK(detail(R"({"type":"equals","value":"Paris"})", "Lyon") ==
+        R"(expected "Paris"; the answer is "Lyon")");
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris","trim":false})", " Paris"));
   CHECK_FALSE(passes(R"({"type":"equals","value":"Paris"})", "paris"));
   CHECK(passes(R"({"type":"equals","value":"Paris","ignore_case":true})", "PARIS"));
@@ -96,7 +97,8 @@ TEST_CASE("details are short, valid UTF-8, escaped and redacted") {
 TEST_CASE("contains, icontains, not_contains, starts_with") {
   CHECK(passes(R"({"type":"contains","value":"refund"})", "We will refund you."));
   CHECK_FALSE(passes(R"({"type":"contains","value":"refund"})", "We will REFUND you."));
-  CHECK(detail(R"({"type":"contains","value":"refund"})", "no") == R"(expected to contain "refund"; the answer is "no")");
+  CHECK(detail(R"({"type":"contains","value":"refund"})", "no") ==
+        R"(expected to contain "refund"; the answer is "no")");
   CHECK(passes(R"({"type":"icontains","value":"refund"})", "We will REFUND you."));
   CHECK_FALSE(passes(R"({"type":"icontains","value":"refund"})", "We will pay you."));
   // ASCII folding only; the bytes of other characters are compared as they are.
@@ -105,7 +107,8 @@ TEST_CASE("contains, icontains, not_contains, starts_with") {
   CHECK_FALSE(passes(R"({"type":"icontains","value":"\u00e9"})", "\xC3\x89"));
   CHECK(passes(R"({"type":"not_contains","value":"sorry"})", "Here you go."));
   CHECK_FALSE(passes(R"({"type":"not_contains","value":"sorry"})", "I'm sorry."));
-  CHECK(detail(R"({"type":"not_contains","value":"sorry"})", "sorry") == R"(expected not to contain "sorry"; the answer has it at byte 0: "sorry")");
+  CHECK(detail(R"({"type":"not_contains","value":"sorry"})", "sorry") ==
+        R"(expected not to contain "sorry"; the answer has it at byte 0: "sorry")");
   CHECK(passes(R"({"type":"starts_with","value":"Yes"})", "  \n Yes, because"));
   CHECK_FALSE(passes(R"({"type":"starts_with","value":"Yes"})", "I think Yes"));
   CHECK_FALSE(passes(R"({"type":"starts_with","value":"Yes"})", "Ye"));
@@ -114,14 +117,15 @@ TEST_CASE("contains, icontains, not_contains, starts_with") {
 }
 
 TEST_CASE("contains_any and contains_all") {
-  const char *any = R"({"type":"contains_any","values":["yes","sure"]})";
-  const char *all = R"({"type":"contains_all","values":["a","b","c"]})";
+  const char* any = R"({"type":"contains_any","values":["yes","sure"]})";
+  const char* all = R"({"type":"contains_all","values":["a","b","c"]})";
   CHECK(passes(any, "sure thing"));
   CHECK_FALSE(passes(any, "no"));
   CHECK(detail(any, "no") == R"(expected to contain one of "yes", "sure"; the answer is "no")");
   CHECK(passes(all, "cab"));
   CHECK_FALSE(passes(all, "a"));
-  CHECK(detail(all, "a") == R"(expected to contain all of "a", "b", "c" (missing "b", "c"); the answer is "a")");
+  CHECK(detail(all, "a") ==
+        R"(expected to contain all of "a", "b", "c" (missing "b", "c"); the answer is "a")");
   CHECK(
       has(parse_error(R"({"type":"contains_any","values":[]})"), "non-empty array of strings, got an array"));
   CHECK(has(parse_error(R"({"type":"contains_all","values":["a",3]})"),
@@ -132,7 +136,8 @@ TEST_CASE("contains_any and contains_all") {
 TEST_CASE("regex check") {
   CHECK(passes(R"({"type":"regex","pattern":"\\border #\\d{5}\\b"})", "Your order #12345 shipped"));
   CHECK_FALSE(passes(R"({"type":"regex","pattern":"\\border #\\d{5}\\b"})", "Your order #1234 shipped"));
-  CHECK(detail(R"({"type":"regex","pattern":"^ok$"})", "nope") == R"(expected to match /^ok$/; the answer is "nope")");
+  CHECK(detail(R"({"type":"regex","pattern":"^ok$"})", "nope") ==
+        R"(expected to match /^ok$/; the answer is "nope")");
   CHECK_FALSE(passes(R"({"type":"regex","pattern":"paris"})", "PARIS"));
   CHECK(passes(R"({"type":"regex","pattern":"paris","ignore_case":true})", "PARIS"));
   std::string e = parse_error(R"({"type":"regex","name":"id","pattern":"(a"})");
@@ -143,12 +148,14 @@ TEST_CASE("regex check") {
 
 TEST_CASE("a regex in a detail is shown as written, not JSON-escaped; control bytes as \\xHH") {
   // In the suite line the pattern is the JSON string "^\\d+$", that is ^\d+$.
-  CHECK(detail(R"({"type":"regex","pattern":"^\\d+$"})", "x") == R"(expected to match /^\d+$/; the answer is "x")");
-  CHECK(detail(R"({"type":"regex","pattern":"a\nb"})", "x") == R"(expected to match /a\x0ab/; the answer is "x")");
+  CHECK(detail(R"({"type":"regex","pattern":"^\\d+$"})", "x") ==
+        R"(expected to match /^\d+$/; the answer is "x")");
+  CHECK(detail(R"({"type":"regex","pattern":"a\nb"})", "x") ==
+        R"(expected to match /a\x0ab/; the answer is "x")");
 }
 
 TEST_CASE("json: whole answer, fenced blocks, paths") {
-  const char *shape = R"({"type":"json"})";
+  const char* shape = R"({"type":"json"})";
   CHECK(passes(shape, R"( {"a": 1} )"));
   CHECK(passes(shape, "Here:\n```json\n{\"a\": 1}\n```\nDone."));
   CHECK(passes(shape, "Here:\n```\n[1, 2]\n```"));
@@ -157,21 +164,21 @@ TEST_CASE("json: whole answer, fenced blocks, paths") {
   CHECK(has(detail(shape, "nope"), "expected JSON (or a ```json block); the answer is \"nope\""));
   CHECK_FALSE(passes(shape, "```json\n{\"a\": \n```"));
   // The first ```json block is taken even after another fenced block.
-  const char *a_is_1 = R"({"type":"json","paths":[{"path":"/a","equals":1}]})";
+  const char* a_is_1 = R"({"type":"json","paths":[{"path":"/a","equals":1}]})";
   CHECK(passes(a_is_1, "```python\nprint(1)\n```\n```json\n{\"a\": 1.0}\n```"));
   CHECK(passes(a_is_1, "```JSON\n{\"a\": 1}\n```"));
   CHECK_FALSE(passes(a_is_1, R"({"a": 2})"));
   CHECK(detail(a_is_1, R"({"a": 2})") == R"(expected "/a" to equal 1; it is 2)");
   CHECK(detail(a_is_1, R"({"b": 1})") == R"(expected "/a" to equal 1; it is missing)");
 
-  const char *deep = R"({"type":"json","paths":[
+  const char* deep = R"({"type":"json","paths":[
       {"path":"/items/1/name","equals":"pear"},
       {"path":"/items/0","equals":{"name":"apple","n":[1,2.0]}},
       {"path":"/status","one_of":["ok","done"]},
       {"path":"/score","min":0.5,"max":1},
       {"path":"/error","exists":false},
       {"path":"/id","exists":true}]})";
-  const char *good = R"({"id":7,"status":"done","score":0.75,
+  const char* good = R"({"id":7,"status":"done","score":0.75,
       "items":[{"n":[1,2],"name":"apple"},{"name":"pear"}]})";
   CHECK(passes(deep, good));
   CHECK(has(
@@ -201,7 +208,7 @@ TEST_CASE("json: whole answer, fenced blocks, paths") {
 }
 
 TEST_CASE("json pointer escapes and array indices (RFC 6901)") {
-  const char *doc = R"({"a/b": 1, "m~n": 2, "~1": 3, "": 4, "list": [10, 20]})";
+  const char* doc = R"({"a/b": 1, "m~n": 2, "~1": 3, "": 4, "list": [10, 20]})";
   CHECK(passes(R"({"type":"json","paths":[{"path":"/a~1b","equals":1}]})", doc));
   CHECK(passes(R"({"type":"json","paths":[{"path":"/m~0n","equals":2}]})", doc));
   CHECK(passes(R"({"type":"json","paths":[{"path":"/~01","equals":3}]})", doc)); // ~01 is "~1", not "/"
@@ -213,7 +220,7 @@ TEST_CASE("json pointer escapes and array indices (RFC 6901)") {
   CHECK(passes(R"({"type":"json","paths":[{"path":"/list/99999999999999999999","exists":false}]})", doc));
   CHECK(passes(R"({"type":"json","paths":[{"path":"/list/0/x","exists":false}]})", doc));
   boost::json::value v = boost::json::parse(R"({"x":[{"y":true}]})");
-  const auto *hit = gate::check::resolve_pointer(v, {"x", "0", "y"});
+  const auto* hit = gate::check::resolve_pointer(v, {"x", "0", "y"});
   REQUIRE(hit != nullptr);
   CHECK(hit->as_bool());
   CHECK(gate::check::resolve_pointer(v, {}) == &v);
@@ -221,7 +228,7 @@ TEST_CASE("json pointer escapes and array indices (RFC 6901)") {
 
 TEST_CASE("json_equal compares numbers by value") {
   using gate::check::json_equal;
-  auto j = [](const char *s) { return boost::json::parse(s); };
+  auto j = [](const char* s) { return boost::json::parse(s); };
   CHECK(json_equal(j("1"), j("1.0")));
   CHECK(json_equal(j("18446744073709551615"), j("18446744073709551615")));
   CHECK(json_equal(j("5"), j("5")));                                       // int64 vs int64
@@ -285,7 +292,7 @@ TEST_CASE("first_number: extraction edge cases") {
 }
 
 TEST_CASE("number check") {
-  const char *near42 = R"({"type":"number","value":42,"tolerance":0.5})";
+  const char* near42 = R"({"type":"number","value":42,"tolerance":0.5})";
   CHECK(passes(near42, "about 41.6 units"));
   CHECK(passes(near42, "42.5")); // the bound is inclusive
   CHECK_FALSE(passes(near42, "41.4"));
@@ -312,7 +319,7 @@ TEST_CASE("length check counts code points and words") {
   CHECK(detail(R"({"type":"length","unit":"chars","min":4})", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E") ==
         "expected at least 4 chars; the answer has 3");
   CHECK(passes(R"({"type":"length","min":2,"max":2})", "\xff\xfe")); // each invalid byte counts once
-  const char *words = R"({"type":"length","unit":"words","min":2,"max":4})";
+  const char* words = R"({"type":"length","unit":"words","min":2,"max":4})";
   CHECK(passes(words, "  one two  three\n four "));
   CHECK_FALSE(passes(words, "one two three four five"));
   CHECK(detail(words, "one two three four five") == "expected between 2 and 4 words; the answer has 5");
@@ -357,7 +364,7 @@ TEST_CASE("evaluate never throws on any bytes") {
       R"({"type":"length","min":3})",
   };
   std::vector<Check> checks;
-  for (const auto &s : specs)
+  for (const auto& s : specs)
     checks.push_back(mk(s));
   unsigned x = 7;
   std::vector<std::string> answers = {
@@ -372,8 +379,8 @@ TEST_CASE("evaluate never throws on any bytes") {
     }
     answers.push_back(a);
   }
-  for (const auto &a : answers)
-    for (const auto &c : checks) {
+  for (const auto& a : answers)
+    for (const auto& c : checks) {
       gate::check::Result r;
       CHECK_NOTHROW(r = evaluate(c, a));
       CHECK(gate::valid_utf8(r.detail));

@@ -14,7 +14,7 @@ using gate::check::Regex;
 namespace {
 
 struct Case {
-  const char *pattern;
+  const char* pattern;
   std::string text;
   bool matches;
 };
@@ -158,8 +158,8 @@ const std::vector<Case> k_cases = {
     {"(?i)\\bCAT\\b", "the cat", true},
     {"(?i)(?-i:a)", "A", false},
     {"(?i)\\w\\d", "Q7", true},
-    {"(?i)\xCF\x83", "\xCE\xA3", true},   // σ and Σ
-    {"(?i)^\\w$", "\xC3\xA9", false}, // \w stays ASCII
+    {"(?i)\xCF\x83", "\xCE\xA3", true}, // σ and Σ
+    {"(?i)^\\w$", "\xC3\xA9", false},   // \w stays ASCII
     // Unicode classes
     {"^\\p{L}+$", "caf\xC3\xA9", true},
     {"^\\p{L}+$", "caf\xC3\xA9!", false},
@@ -182,12 +182,12 @@ const std::vector<Case> k_cases = {
     {"]", "]", true},
 };
 
-bool matches(const char *pattern, std::string_view text) { return Regex(pattern, "t").search(text); }
+bool matches(const char* pattern, std::string_view text) { return Regex(pattern, "t").search(text); }
 
 std::string error_of(std::string_view pattern) {
   try {
     Regex r(pattern, "suite.jsonl:7");
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::bad_input);
     return e.what();
   }
@@ -197,7 +197,7 @@ std::string error_of(std::string_view pattern) {
 } // namespace
 
 TEST_CASE("regex: table of patterns with known answers") {
-  for (const auto &c : k_cases) {
+  for (const auto& c : k_cases) {
     CAPTURE(c.pattern);
     CAPTURE(c.text);
     CHECK(Regex(c.pattern, "t").search(c.text) == c.matches);
@@ -262,7 +262,7 @@ TEST_CASE("regex: search is safe from several threads") {
       for (int i = 0; i < 200; ++i)
         ok[t] += r.search("we have 12 items left") && !r.search("12items") ? 1 : 0;
     });
-  for (auto &th : threads)
+  for (auto& th : threads)
     th.join();
   for (int v : ok)
     CHECK(v == 200);
@@ -271,7 +271,7 @@ TEST_CASE("regex: search is safe from several threads") {
 TEST_CASE("regex: rejected patterns name the place and the problem") {
   struct Bad {
     std::string pattern;
-    const char *message;
+    const char* message;
   };
   const std::vector<Bad> bad = {
       {"(a", "missing ')' for this group at position 1"},
@@ -297,7 +297,8 @@ TEST_CASE("regex: rejected patterns name the place and the problem") {
       {"a\\pX", "class \\p{X} (a category such as Lu or a script such as Greek) at position 2"},
       {"\\p", "bad \\p class"},
       {"\\p{L", "bad \\p{...} class"},
-      {"a$b", "pattern after `$` or \\Z is not supported (end the pattern there, or use \\z or (?m)$) at position 3"},
+      {"a$b", "pattern after `$` or \\Z is not supported (end the pattern there, or use \\z or (?m)$) at "
+              "position 3"},
       {"(a$)\\n", "pattern after `$`"},
       {"a\\Z$", "pattern after `$`"},
       {"(a$)*", "a repeated `$`"},
@@ -315,7 +316,7 @@ TEST_CASE("regex: rejected patterns name the place and the problem") {
       {std::string(300, '(') + std::string(300, ')'), "nested deeper"},
       {"\xff", "not valid UTF-8"},
   };
-  for (const auto &b : bad) {
+  for (const auto& b : bad) {
     CAPTURE(b.pattern);
     std::string msg = error_of(b.pattern);
     CHECK(msg.find("suite.jsonl:7: regex ") == 0);
@@ -338,8 +339,18 @@ TEST_CASE("regex: one Regex reused over many texts answers as a fresh one each t
   // carry anything from one text into the next (anchors, a final "\n",
   // an overflowing state cache).
   const char* patterns[] = {"^ab", "ab$", "(?m)^b", "\\bcat\\b", "x\\B", "(a|b)*a(a|b){11}c", "é+"};
-  const std::vector<std::string> texts = {"ab",       "ab\n", "cab",  "a\nb",        "the cat sat", "concat",
-                                          "xx",       "x y",  "é",    "abab\nbab\n", "",            "c",
+  const std::vector<std::string> texts = {"ab",
+                                          "ab\n",
+                                          "cab",
+                                          "a\nb",
+                                          "the cat sat",
+                                          "concat",
+                                          "xx",
+                                          "x y",
+                                          "é",
+                                          "abab\nbab\n",
+                                          "",
+                                          "c",
                                           std::string(3000, 'a') + "b" + std::string(11, 'a') + "c"};
   for (const char* p : patterns) {
     Regex reused(p, "test");

@@ -44,14 +44,14 @@ std::map<std::string, DocRow> doc_rows() {
   return rows;
 }
 
-std::string fields_cell(const TypeInfo &t) {
+std::string fields_cell(const TypeInfo& t) {
   std::string out;
-  for (const auto &f : t.fields)
+  for (const auto& f : t.fields)
     out += (out.empty() ? "" : ", ") + ("`" + f.name + "` (" + f.fallback + ")");
   return out;
 }
 
-std::string row_text(const TypeInfo &t) {
+std::string row_text(const TypeInfo& t) {
   return "| `" + t.type + "` | " + (t.agent ? "agent" : "text") + " | " + fields_cell(t) + " | " + t.passes +
          " | `" + t.example + "` |";
 }
@@ -60,31 +60,31 @@ std::string row_text(const TypeInfo &t) {
 
 TEST_CASE("docs/suite-format.md documents exactly the check types of type_table()") {
   const auto docs = doc_rows();
-  for (const TypeInfo &t : type_table()) {
+  for (const TypeInfo& t : type_table()) {
     auto it = docs.find(t.type);
     if (it == docs.end()) {
       FAIL_CHECK("check type missing from docs/suite-format.md: " << t.type << "; the row:\n" << row_text(t));
       continue;
     }
-    const DocRow &d = it->second;
+    const DocRow& d = it->second;
     const bool same = d.kind == (t.agent ? "agent" : "text") && d.fields == fields_cell(t) &&
                       d.passes == t.passes && d.example == t.example;
     CHECK_MESSAGE(same, "docs/suite-format.md differs from type_table() for " << t.type << "; the row:\n"
-                                                                               << row_text(t));
+                                                                              << row_text(t));
   }
-  for (const auto &[type, row] : docs)
+  for (const auto& [type, row] : docs)
     CHECK_MESSAGE(find_type(type) != nullptr, "docs/suite-format.md lists an unknown check type: " << type);
   CHECK(docs.size() == type_table().size());
 }
 
 TEST_CASE("every example parses as its type, and leaving out a required field is refused") {
-  for (const TypeInfo &t : type_table()) {
+  for (const TypeInfo& t : type_table()) {
     INFO(t.type);
     const boost::json::value spec = boost::json::parse(t.example);
     const Check c = parse(spec, std::nullopt, "doc");
     CHECK(c.type == t.type);
     CHECK(is_agent_type(t.type) == t.agent);
-    for (const auto &f : t.fields) {
+    for (const auto& f : t.fields) {
       if (f.fallback != "required") continue;
       boost::json::value without = spec;
       REQUIRE_MESSAGE(without.get_object().erase(f.name) == 1, "the example omits required " << f.name);
@@ -94,7 +94,7 @@ TEST_CASE("every example parses as its type, and leaving out a required field is
 }
 
 TEST_CASE("the parser accepts exactly the table's fields, plus type and name") {
-  for (const TypeInfo &t : type_table()) {
+  for (const TypeInfo& t : type_table()) {
     INFO(t.type);
     boost::json::value spec = boost::json::parse(t.example);
     spec.get_object()["name"] = "n";

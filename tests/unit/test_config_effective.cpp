@@ -18,11 +18,10 @@ using gate::config::test::Scratch;
 
 namespace {
 
-
-std::string bad_input(const std::function<void()> &f) {
+std::string bad_input(const std::function<void()>& f) {
   try {
     f();
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::bad_input);
     return e.what();
   }
@@ -31,7 +30,7 @@ std::string bad_input(const std::function<void()> &f) {
 }
 
 // The config a test starts from: the key variable is one only tests use.
-Config loaded(const Scratch &s, const std::string &extra = "") {
+Config loaded(const Scratch& s, const std::string& extra = "") {
   return load(s.write("gate.yaml", k_minimal + "  api_key_env: GATE_CONFIG_TEST_KEY\n" + extra));
 }
 
@@ -112,7 +111,7 @@ TEST_CASE("cache mode default: replay-only on CI without the key, else replay") 
     CHECK(c.cache.mode == CacheMode::replay_only);
   }
   SUBCASE("CI set, key set: replay, and the key appears nowhere") {
-    const char *canary = "sk-canary-7f3a9b1c2d4e5f60";
+    const char* canary = "sk-canary-7f3a9b1c2d4e5f60";
     const gate::Environment env = gate::environment_of({{"CI", "true"}, {"GATE_CONFIG_TEST_KEY", canary}});
     Config c = loaded(s);
     resolve_defaults(c, env);
@@ -168,10 +167,10 @@ TEST_CASE("show prints every key in table order with its origin") {
   }
   // Comments line up: every "#" in the same column.
   const std::size_t hash = lines[0].find(" # ");
-  for (const std::string &l : lines)
+  for (const std::string& l : lines)
     CHECK_MESSAGE(l.find(" # ") == hash, l);
-  auto line_of = [&](const std::string &key) {
-    for (const std::string &l : lines)
+  auto line_of = [&](const std::string& key) {
+    for (const std::string& l : lines)
       if (l.starts_with(key + ": ")) return l;
     return std::string();
   };

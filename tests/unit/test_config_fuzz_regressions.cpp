@@ -18,22 +18,22 @@ using gate::config::test::load_error;
 
 namespace {
 
-const std::string k_refused =
-    ": ',' outside [ ] or { } where a value begins; expected key: value lines (quote a value that starts with ',')";
+const std::string k_refused = ": ',' outside [ ] or { } where a value begins; expected key: value lines "
+                              "(quote a value that starts with ',')";
 
-std::string corpus_file(const char *name) {
-  return gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz/corpus/config" / name);
+std::string corpus_file(const char* name) {
+  return gate::read_file(fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz/corpus/config" /
+                         name);
 }
 
 } // namespace
 
 TEST_CASE("every fuzz finding is refused before yaml-cpp sees it") {
-  for (const char *name :
-       {"regression-comma-left-of-root.yaml", "regression-anchor-with-colon.yaml", "regression-line-left-of-root.yaml",
-        "regression-dedent-after-key.yaml", "regression-comma-first-left-of-key.yaml",
-        "regression-comma-after-braces.yaml", "regression-lone-cr-in-anchor.yaml",
-        "regression-scalar-root-then-key.yaml", "regression-tagged-flow-among-keys.yaml",
-        "regression-tag-ends-at-quote.yaml"}) {
+  for (const char* name : {"regression-comma-left-of-root.yaml", "regression-anchor-with-colon.yaml",
+                           "regression-line-left-of-root.yaml", "regression-dedent-after-key.yaml",
+                           "regression-comma-first-left-of-key.yaml", "regression-comma-after-braces.yaml",
+                           "regression-lone-cr-in-anchor.yaml", "regression-scalar-root-then-key.yaml",
+                           "regression-tagged-flow-among-keys.yaml", "regression-tag-ends-at-quote.yaml"}) {
     const std::string file = name;
     CAPTURE(file);
     const std::string error = load_error(corpus_file(name));
@@ -44,8 +44,8 @@ TEST_CASE("every fuzz finding is refused before yaml-cpp sees it") {
 
 TEST_CASE("a ',' that begins a token outside brackets is refused at its line and column") {
   struct Case {
-    const char *text;
-    const char *at;
+    const char* text;
+    const char* at;
   };
   const Case cases[] = {
       {",\n", "1:1"},
@@ -64,7 +64,7 @@ TEST_CASE("a ',' that begins a token outside brackets is refused at its line and
       {"suite:\n  path: suite\nmodel:\n  name: m\n---\n,\n", "6:1"},
       {"--- ,\n", "1:5"},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     CAPTURE(c.text);
     CHECK(load_error(c.text) == std::string("gate.yaml:") + c.at + k_refused);
   }
@@ -74,7 +74,7 @@ TEST_CASE("a top level that is not key: value lines in one column is refused") {
   const std::string not_mapping = ": expected a mapping of keys at top level (key: value lines)";
   const std::string k_tag = ": YAML tag: gate.yaml takes plain values; quote a value that starts with '!'";
   struct Case {
-    const char *text;
+    const char* text;
     std::string error;
   };
   const Case cases[] = {
@@ -94,37 +94,44 @@ TEST_CASE("a top level that is not key: value lines in one column is refused") {
       // yaml-cpp starts a new document, unasked, at a line left of an
       // indented root (findings three, four and nine).
       {"  a: 0\n,b: 3\n", "2:1" + k_refused},
-      {"  a:\n &b: ,c\n", "2:2: line starts left of the top-level keys (column 3); expected each top-level key in "
-                            "that column"},
-      {"  a: 0\n&x m\n?\n", "2:1: line starts left of the top-level keys (column 3); expected each top-level key "
-                              "in that column"},
+      {"  a:\n &b: ,c\n",
+       "2:2: line starts left of the top-level keys (column 3); expected each top-level key in "
+       "that column"},
+      {"  a: 0\n&x m\n?\n",
+       "2:1: line starts left of the top-level keys (column 3); expected each top-level key "
+       "in that column"},
       // Where keys are, a line that is neither a key nor an item: a tagged
       // flow list among the keys looped (the tenth finding).
       {"a: 1\n!!t[\n,b\n", "2:1" + k_tag},
       // A tag ends at a quote in yaml-cpp 0.7, so the quote opened a string
       // where YAML has none (the eleventh finding).
       {"a: !!o\"x: [e\", \"d\"\n", "1:4" + k_tag},
-      {"a:\n  &b m\n  ?\n", "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over "
-                              "several lines needs quotes or a block scalar (|)"},
-      {"a: b\n  c\n", "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over several "
-                       "lines needs quotes or a block scalar (|)"},
+      {"a:\n  &b m\n  ?\n",
+       "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over "
+       "several lines needs quotes or a block scalar (|)"},
+      {"a: b\n  c\n",
+       "2:3: expected \"key: value\" or \"- item\" on this line; a value that goes on over several "
+       "lines needs quotes or a block scalar (|)"},
       // A second document is held to the same rule.
       {"a: 1\n---\n&x m\n", "3:1" + not_mapping},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     CAPTURE(c.text);
     CHECK(load_error(c.text) == "gate.yaml:" + c.error);
   }
   // Lists, flow collections over several lines, comments, block scalars
   // and quoted continuations may start anywhere right of the root.
   gate::config::test::Scratch scratch;
-  CHECK(gate::config::load(scratch.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore:\n  - "
-                                                      "/a\n  - /b\n"))
+  CHECK(gate::config::load(scratch.write("gate.yaml",
+                                         "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore:\n  - "
+                                         "/a\n  - /b\n"))
             .cache.ignore.size() == 2);
-  CHECK(gate::config::load(scratch.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore: [\n"
-                                                      "    \"/a\",\n \"/b\"\n]\n"))
+  CHECK(gate::config::load(scratch.write("gate.yaml",
+                                         "suite:\n  path: s\nmodel:\n  name: m\ncache:\n  ignore: [\n"
+                                         "    \"/a\",\n \"/b\"\n]\n"))
             .cache.ignore.size() == 2);
-  CHECK(gate::config::load(scratch.write("gate.yaml", "  suite:\n# c\n    path: s\n  model:\n    name: \"a\nb\"\n"))
+  CHECK(gate::config::load(
+            scratch.write("gate.yaml", "  suite:\n# c\n    path: s\n  model:\n    name: \"a\nb\"\n"))
             .model.name == "a b");
 }
 
@@ -140,7 +147,7 @@ TEST_CASE("a lone carriage return is refused; CRLF line endings load") {
 
 TEST_CASE("a ',' inside a plain, quoted or block scalar or inside brackets is text") {
   gate::config::test::Scratch scratch;
-  const auto load = [&](const std::string &extra) {
+  const auto load = [&](const std::string& extra) {
     return gate::config::load(scratch.write("gate.yaml", "suite:\n  path: suite\n" + extra));
   };
   CHECK(load("model:\n  name: a,b , c\n").model.name == "a,b , c");
@@ -148,7 +155,9 @@ TEST_CASE("a ',' inside a plain, quoted or block scalar or inside brackets is te
   CHECK(load("model:\n  name: m\ncache:\n  ignore: [\"/a\", \"/b\"]\n").cache.ignore.size() == 2);
   // A block scalar's lines may start with ','; the first line back at the
   // key's column ends it, and a ',' there is refused again.
-  CHECK(load("model:\n  name: m\nprompt:\n  system: |\n    , first\n    ,second\n  user: x\n").prompt.system == ", first\n,second\n");
+  CHECK(
+      load("model:\n  name: m\nprompt:\n  system: |\n    , first\n    ,second\n  user: x\n").prompt.system ==
+      ", first\n,second\n");
   CHECK(load("model:\n  name: m\nprompt:\n  system: >-\n    a\n    , b\n").prompt.system == "a , b");
   CHECK(load_error(k_minimal + "prompt:\n  system: |\n    , first\n  ,user: x\n") ==
         std::string("gate.yaml:8:3") + k_refused);

@@ -48,7 +48,7 @@ std::map<std::string, DocRow> doc_rows() {
 TEST_CASE("README.md documents exactly the keys of key_table(), with their types and defaults") {
   const std::map<std::string, DocRow> docs = doc_rows();
   std::set<std::string> keys;
-  for (const KeyInfo &k : key_table()) {
+  for (const KeyInfo& k : key_table()) {
     keys.insert(k.key);
     auto it = docs.find(k.key);
     if (it == docs.end()) {
@@ -59,13 +59,13 @@ TEST_CASE("README.md documents exactly the keys of key_table(), with their types
     CHECK_MESSAGE(it->second.fallback == k.fallback, k.key);
     CHECK_MESSAGE(!it->second.help.empty(), k.key);
   }
-  for (const auto &[key, row] : docs)
+  for (const auto& [key, row] : docs)
     CHECK_MESSAGE(keys.contains(key), "README.md lists an unknown key: " << key);
 }
 
 TEST_CASE("key_table() names each key once, with a type, a default and help") {
   std::set<std::string> seen;
-  for (const KeyInfo &k : key_table()) {
+  for (const KeyInfo& k : key_table()) {
     CHECK_MESSAGE(seen.insert(k.key).second, "twice: " << k.key);
     CHECK_MESSAGE(!k.type.empty(), k.key);
     CHECK_MESSAGE(!k.fallback.empty(), k.key);
@@ -76,8 +76,8 @@ TEST_CASE("key_table() names each key once, with a type, a default and help") {
 }
 
 TEST_CASE("types and defaults in the table are what the loader enforces") {
-  auto find = [](const std::string &key) {
-    for (const KeyInfo &k : key_table())
+  auto find = [](const std::string& key) {
+    for (const KeyInfo& k : key_table())
       if (k.key == key) return k;
     FAIL("no key " << key);
     return KeyInfo{};
@@ -98,7 +98,7 @@ TEST_CASE("every key in key_table() is accepted by load() at its default value")
   // every name and on the syntax of every default.
   std::map<std::string, std::vector<std::string>> sections;
   std::string top;
-  for (const KeyInfo &k : key_table()) {
+  for (const KeyInfo& k : key_table()) {
     const std::string value = k.fallback == "(required)" ? "x" : k.fallback;
     const auto dot = k.key.find('.');
     if (dot == std::string::npos) {
@@ -108,15 +108,15 @@ TEST_CASE("every key in key_table() is accepted by load() at its default value")
     }
   }
   std::string text = top;
-  for (const auto &[section, lines] : sections) {
+  for (const auto& [section, lines] : sections) {
     text += section + ":\n";
-    for (const std::string &l : lines)
+    for (const std::string& l : lines)
       text += "  " + l + "\n";
   }
   Scratch s;
   const fs::path file = s.write("gate.yaml", text);
   const Config c = load(file);
-  for (const KeyInfo &k : key_table()) {
+  for (const KeyInfo& k : key_table()) {
     CHECK_MESSAGE(c.origin.at(k.key).starts_with(file.string() + ":"), k.key);
   }
   // Defaults read back equal the defaults in config.hpp.
@@ -136,10 +136,10 @@ TEST_CASE("the provider table: openai's values are ModelConfig's defaults, each 
   CHECK(providers().front().base_url == defaults.base_url);
   CHECK(providers().front().api_key_env == defaults.api_key_env);
   const auto row = std::find_if(key_table().begin(), key_table().end(),
-                                [](const KeyInfo &k) { return k.key == "model.provider"; });
+                                [](const KeyInfo& k) { return k.key == "model.provider"; });
   REQUIRE(row != key_table().end());
   std::string choices;
-  for (const Provider &p : providers())
+  for (const Provider& p : providers())
     choices += (choices.empty() ? "one of " : "|") + p.name;
   CHECK(row->type == choices);
   CHECK(find_provider("anthropic")->api_key_env == "ANTHROPIC_API_KEY");

@@ -108,7 +108,7 @@ TEST_CASE("a full valid file sets every key and records the line it came from") 
   CHECK(c.origin.at("thresholds.max_consistency_gap_rise_pp") == f + ":27");
   CHECK(c.origin.at("outputs.junit") == f + ":39");
   // Every key has an origin, from the file here.
-  for (const KeyInfo &k : key_table())
+  for (const KeyInfo& k : key_table())
     CHECK_MESSAGE(c.origin.contains(k.key), k.key);
 }
 
@@ -131,7 +131,7 @@ TEST_CASE("keys the file leaves out keep the defaults of config.hpp, with origin
   CHECK(c.baseline.empty());
   CHECK(c.origin.at("runs") == "default");
   CHECK(c.origin.at("thresholds.alpha") == "default");
-  for (const KeyInfo &k : key_table())
+  for (const KeyInfo& k : key_table())
     CHECK_MESSAGE(c.origin.contains(k.key), k.key);
 }
 
@@ -152,8 +152,8 @@ TEST_CASE("relative paths resolve against the config file's directory") {
   CHECK(c.agent_workdir.empty()); // unset: the system temp directory
 
   const fs::path with_workdir = s.write("ci/agents.yaml", "suite:\n  path: suites/demo\n"
-                                                         "model:\n  name: m\n"
-                                                         "agent:\n  workdir: work\n");
+                                                          "model:\n  name: m\n"
+                                                          "agent:\n  workdir: work\n");
   CHECK(load(with_workdir).agent_workdir == s.dir / "ci/work");
   CHECK(load(with_workdir).origin.at("agent.workdir") == with_workdir.string() + ":6");
 }
@@ -229,7 +229,7 @@ TEST_CASE("a missing file is bad input naming it") {
   try {
     load(missing);
     FAIL("loaded a missing file");
-  } catch (const gate::Error &e) {
+  } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::bad_input);
     CHECK(std::string(e.what()).find(missing.string()) != std::string::npos);
   }
@@ -245,13 +245,13 @@ TEST_CASE("live-call keys: streaming, shared budgets and the judge") {
   CHECK(d.judge.temperature == 0.0);
   CHECK(d.judge.max_tokens == 256);
   const fs::path file = s.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\n"
-                                             "  stream: true\n"                // 5
-                                             "  requests_per_minute: 500\n"    // 6
-                                             "  tokens_per_minute: 2.5e5\n"    // 7
-                                             "judge:\n"                        // 8
-                                             "  model: grader-1\n"             // 9
-                                             "  temperature: null\n"           // 10
-                                             "  max_tokens: 64\n");            // 11
+                                             "  stream: true\n"             // 5
+                                             "  requests_per_minute: 500\n" // 6
+                                             "  tokens_per_minute: 2.5e5\n" // 7
+                                             "judge:\n"                     // 8
+                                             "  model: grader-1\n"          // 9
+                                             "  temperature: null\n"        // 10
+                                             "  max_tokens: 64\n");         // 11
   const Config c = load(file);
   CHECK(c.model.stream);
   CHECK(c.model.requests_per_minute == 500.0);

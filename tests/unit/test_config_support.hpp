@@ -27,10 +27,10 @@ struct Scratch {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
   }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
 
-  std::filesystem::path write(const std::string &name, const std::string &text) const {
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
     const std::filesystem::path p = dir / name;
     std::filesystem::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
@@ -41,12 +41,12 @@ struct Scratch {
 // Loads `text` as gate.yaml; returns the message of the Error(bad_input) it
 // must raise, with the file's path replaced by "gate.yaml" so that the
 // expected strings read like what a user sees.
-inline std::string load_error(const std::string &text) {
+inline std::string load_error(const std::string& text) {
   Scratch s;
   const std::filesystem::path p = s.write("gate.yaml", text);
   try {
     load(p);
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(e.code() == Exit::bad_input);
     std::string msg = e.what();
     const std::string where = p.string();

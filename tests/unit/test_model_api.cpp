@@ -34,9 +34,9 @@ ApiResponse response(int status, std::string body) {
 }
 
 // sha256 of the canonical text {"a":1,"b":2} (computed with `sha256sum`).
-constexpr const char *k_sha_a1_b2 = "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777";
+constexpr const char* k_sha_a1_b2 = "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777";
 // sha256 of {"city":"Paris"}.
-constexpr const char *k_sha_city_paris = "6e1e312d537bc71b5410b0599f5a508142149e13174c6ee0d1671658845bc67d";
+constexpr const char* k_sha_city_paris = "6e1e312d537bc71b5410b0599f5a508142149e13174c6ee0d1671658845bc67d";
 
 } // namespace
 
@@ -197,7 +197,7 @@ TEST_CASE("anthropic responses that are not an answer") {
 }
 
 TEST_CASE("error statuses map to buckets") {
-  const char *openai_err = R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error",
+  const char* openai_err = R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error",
     "code":"invalid_api_key"}})";
   CHECK(parse_response("openai", response(401, openai_err)).bucket == Bucket::auth);
   CHECK(parse_response("openai", response(403, "forbidden")).bucket == Bucket::auth);

@@ -177,7 +177,8 @@ TEST_CASE("rel-22: HTTPS through a CONNECT proxy works; Proxy-Authorization reac
   auto m = model_at("https://upstream.invalid:" + std::to_string(server.port()) + "/v1");
   m.ca_file = dir / "ca.pem";
   const gate::Environment env = gate::environment_of(
-      {{k_key_env, k_key}, {"HTTPS_PROXY", "http://carol:tunnel-secret@127.0.0.1:" + std::to_string(proxy.port())}});
+      {{k_key_env, k_key},
+       {"HTTPS_PROXY", "http://carol:tunnel-secret@127.0.0.1:" + std::to_string(proxy.port())}});
   auto client = gate::net::make_http_client(m, env, fast());
   int attempts = 0;
   ApiResponse r = client->send(call_for(m, "through the tunnel"), attempts);

@@ -285,7 +285,8 @@ TEST_CASE("429 with Retry-After: 0 is retried after a backoff: the server's dela
   FakeUpstream server(script_from(R"({"faults":[{"status":429,"times":1,"headers":{"retry-after":"0"}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, key_env()); // default backoff: 0.5 s * (0.5 + 0.5 u) before the first retry
+  auto client = gate::net::make_http_client(
+      m, key_env()); // default backoff: 0.5 s * (0.5 + 0.5 u) before the first retry
   int attempts = 0;
   auto start = std::chrono::steady_clock::now();
   ApiResponse r = client->send(call_for(m, "hi"), attempts);
@@ -349,10 +350,11 @@ TEST_CASE("rel-23: 429s do not spend max_retries; they are retried on a time bud
 }
 
 TEST_CASE("rel-25: a spent quota in either provider's words is a 429 that is not retried") {
-  for (const char* body :
-       {R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
-        R"({"error":{"message":"Billing hard limit has been reached","type":"invalid_request_error","code":"billing_hard_limit_reached"}})",
-        R"({"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}})"}) {
+  for (
+      const char* body :
+      {R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
+       R"({"error":{"message":"Billing hard limit has been reached","type":"invalid_request_error","code":"billing_hard_limit_reached"}})",
+       R"({"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}})"}) {
     CAPTURE(body);
     CHECK_FALSE(gate::net::retryable_response(429, {}, body));
   }
@@ -500,8 +502,8 @@ TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
   }
   // Listed hosts (any case, spaces around commas) and loopback are allowed.
   CHECK(gate::net::make_http_client(
-            m, gate::environment_of({{k_key_env, k_canary}, {"GATE_ALLOW_HTTP", "gw.internal, API.example.com"}})) !=
-        nullptr);
+            m, gate::environment_of(
+                   {{k_key_env, k_canary}, {"GATE_ALLOW_HTTP", "gw.internal, API.example.com"}})) != nullptr);
   for (const char* url : {"http://localhost:9/v1", "http://127.8.9.10:9", "http://[::1]:9/v1"}) {
     m.base_url = url;
     CHECK(gate::net::make_http_client(m, key_env()) != nullptr);

@@ -76,11 +76,14 @@ TEST_CASE("the proxy from the environment: lowercase first, NO_PROXY, never for 
   CHECK(p->host == "lower");
   CHECK(p->setting == "https_proxy");
   CHECK_FALSE(proxy_for("http", "api.example.com", both).has_value());
-  auto plain = env({{"HTTPS_PROXY", "http://upper:8080"}, {"https_proxy", "http://lower:8081"},
+  auto plain = env({{"HTTPS_PROXY", "http://upper:8080"},
+                    {"https_proxy", "http://lower:8081"},
                     {"HTTP_PROXY", "http://plain:3128"}});
   CHECK(proxy_for("http", "api.example.com", plain)->host == "plain");
-  auto exempt = env({{"HTTPS_PROXY", "http://upper:8080"}, {"https_proxy", "http://lower:8081"},
-                     {"HTTP_PROXY", "http://plain:3128"}, {"NO_PROXY", ".example.com"}});
+  auto exempt = env({{"HTTPS_PROXY", "http://upper:8080"},
+                     {"https_proxy", "http://lower:8081"},
+                     {"HTTP_PROXY", "http://plain:3128"},
+                     {"NO_PROXY", ".example.com"}});
   CHECK_FALSE(proxy_for("https", "api.example.com", exempt).has_value());
   CHECK(proxy_for("https", "api.other.com", exempt).has_value());
   for (const char* host : {"localhost", "127.0.0.1", "127.3.2.1", "[::1]"})
@@ -105,8 +108,9 @@ TEST_CASE("a proxy answering 407 is a clear error naming the proxy, not the cred
                                          "Content-Length: 0\r\nConnection: close\r\n\r\n")),
                 ec);
   });
-  const gate::Environment env = gate::environment_of(
-      {{"HTTPS_PROXY", "http://bob:pr0xy-pass@127.0.0.1:" + std::to_string(port)}, {"GATE_TEST_PROXY_KEY", k_canary}});
+  const gate::Environment env =
+      gate::environment_of({{"HTTPS_PROXY", "http://bob:pr0xy-pass@127.0.0.1:" + std::to_string(port)},
+                            {"GATE_TEST_PROXY_KEY", k_canary}});
   gate::config::ModelConfig m;
   m.name = "fake-model";
   m.api_key_env = "GATE_TEST_PROXY_KEY";

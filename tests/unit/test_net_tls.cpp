@@ -256,7 +256,8 @@ TEST_CASE("a trust setting naming a missing or empty bundle cannot run") {
       CHECK(std::string(e.what()) == text);
     }
   };
-  expect("SSL_CERT_FILE names " + missing.string() + ", which is not a readable file; TLS needs a trust store",
+  expect("SSL_CERT_FILE names " + missing.string() +
+             ", which is not a readable file; TLS needs a trust store",
          key_env({{"SSL_CERT_FILE", missing.string()}}));
   expect("SSL_CERT_FILE names " + empty.string() + ", which holds no PEM certificate",
          key_env({{"SSL_CERT_FILE", empty.string()}}));

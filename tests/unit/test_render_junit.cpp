@@ -230,7 +230,8 @@ TEST_CASE("one testcase per task; failures and errors counted per task") {
 TEST_CASE("a failing task's body starts with what it asked: the question, escaped") {
   Report r = sample();
   for (auto& t : r.tasks)
-    if (t.id == "geo-1") t.input = "system: You answer geography questions.\n\nuser: Capital of <France> & \x01?";
+    if (t.id == "geo-1")
+      t.input = "system: You answer geography questions.\n\nuser: Capital of <France> & \x01?";
   Xml x = parse(render::report_junit(r));
   REQUIRE(x.error.empty());
   const Element* failure = find(x, "failure", "message", "2/3 runs passed");

@@ -332,7 +332,8 @@ TEST_CASE("complete_on_disk reads the header only and says false for anything bu
   r.incomplete_reason = "interrupted";
   CHECK_FALSE(report::complete_on_disk(put("partial.json", report::to_json(r))));
   CHECK_FALSE(report::complete_on_disk(put("edited.json", replaced(text, "\n\"complete\": true,", ""))));
-  CHECK_FALSE(report::complete_on_disk(put("foreign.json", replaced(text, "gate.report/1", "gate.report/9"))));
+  CHECK_FALSE(
+      report::complete_on_disk(put("foreign.json", replaced(text, "gate.report/1", "gate.report/9"))));
   CHECK_FALSE(report::complete_on_disk(put("cut-header.json", text.substr(0, tasks / 2))));
   CHECK_FALSE(report::complete_on_disk(put("not-json.json", "complete: true")));
   CHECK_FALSE(report::complete_on_disk(dir / "absent.json"));

@@ -78,7 +78,9 @@ TEST_CASE("utf8 validation and safe prefixes") {
   CHECK(gate::utf8_prefix("abc\xc3\xa9", 5) == "abc\xc3\xa9");
   // One U+FFFD per invalid byte; valid sequences, NUL included, stay as they are.
   CHECK(gate::to_valid_utf8("caf\xc3\xa9") == "caf\xc3\xa9");
-  CHECK(gate::to_valid_utf8("a\xe2\x98" "b") == "a\xef\xbf\xbd\xef\xbf\xbd" "b");
+  CHECK(gate::to_valid_utf8("a\xe2\x98"
+                            "b") == "a\xef\xbf\xbd\xef\xbf\xbd"
+                                    "b");
   CHECK(gate::to_valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");
   CHECK(gate::to_valid_utf8(std::string("\0\xff", 2)) == std::string("\0\xef\xbf\xbd", 4));
 }

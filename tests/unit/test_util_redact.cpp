@@ -33,7 +33,8 @@ bool leaks(const std::string& text) {
 
 TEST_CASE("a key written with JSON \\u escapes is redacted, the JSON stays valid") {
   gate::register_secret(k_key);
-  const std::string body = R"({"choices":[{"message":{"content":"your key is )" + u_escaped(k_key) + R"("}}]})";
+  const std::string body =
+      R"({"choices":[{"message":{"content":"your key is )" + u_escaped(k_key) + R"("}}]})";
   REQUIRE_FALSE(leaks(body)); // the test's own premise: no raw form in the bytes
   CHECK(gate::contains_secret(body));
   CHECK(gate::redact(body) == R"({"choices":[{"message":{"content":"your key is [REDACTED]"}}]})");
@@ -54,7 +55,8 @@ TEST_CASE("a key split across stream events is redacted in every event that hold
     return "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text + "\"}}]}\n\n";
   };
   // Split so that neither piece holds the last 8 characters whole.
-  const std::string sse = chunk("the key is sk-canary-7f3a9b1c2d4") + chunk("e5f60, keep it") + "data: [DONE]\n\n";
+  const std::string sse =
+      chunk("the key is sk-canary-7f3a9b1c2d4") + chunk("e5f60, keep it") + "data: [DONE]\n\n";
   REQUIRE_FALSE(gate::contains_secret(sse.substr(0, sse.find("e5f60")))); // no raw form in the first event
   const std::string out = gate::redact(sse);
   CHECK_FALSE(leaks(out));
@@ -63,7 +65,8 @@ TEST_CASE("a key split across stream events is redacted in every event that hold
 
   // Anthropic: event lines, CRLF, and the key split three ways and escaped.
   auto delta = [](const std::string& text) {
-    return "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+    return "event: content_block_delta\r\ndata: "
+           "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
            "\"text_delta\",\"text\":\"" +
            text + "\"}}\r\n\r\n";
   };
@@ -89,7 +92,8 @@ TEST_CASE("base64 of a text holding the key is redacted at all three byte alignm
   }
   // The URL-safe alphabet too ("-_" for "+/"); ">>>" and "???" force both.
   std::string url = gate::base64_encode(">>>" + k_key + "???");
-  for (char& c : url) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  for (char& c : url)
+    c = c == '+' ? '-' : c == '/' ? '_' : c;
   CHECK(gate::contains_secret(url));
 }
 
