@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,57 +120,16 @@ void detail::read_into(std::string_view text, const std::string& where, const Ta
     });
 }
 
-namespace {
-
-struct Unmap {
-  void* p;
-  std::size_t n;
-  ~Unmap() { munmap(p, n); }
-};
-
-// Feeds a regular file to the reader a window of the page cache at a time,
-// mapped in place: no copy into a buffer (the copy was a twentieth of
-// reading a large report), and, each window being unmapped before the next
-// is mapped, no more of the file resident in the process than one window.
-// False when the file cannot be mapped (not a regular file, say a pipe).
-// (A file truncated by another process while it is read would fault here;
-// gate replaces its outputs by renaming, which leaves a reader's file whole.)
-bool feed_mapped(int fd, const std::string& where, Reader& reader) {
-#ifdef MAP_POPULATE
-  constexpr int populate = MAP_POPULATE; // map the window's pages at once, not one fault each
-#else
-  constexpr int populate = 0;
-#endif
-  struct stat st {};
-  // An empty size may also be a file whose size is not known beforehand
-  // (/proc): read to its end instead.
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return false;
-  const auto size = static_cast<std::size_t>(st.st_size);
-  constexpr std::size_t window = std::size_t{16} << 20; // a multiple of any page size
-  for (std::size_t at = 0; at < size && !reader.failed(); at += window) {
-    const std::size_t n = std::min(window, size - at);
-    void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | populate, fd, static_cast<off_t>(at));
-    if (p == MAP_FAILED) {
-      if (at == 0) return false;
-      throw Error(Exit::bad_input, where + ": read error: " + std::strerror(errno));
-    }
-    const Unmap unmap{p, n};
-    reader.feed(static_cast<const char*>(p), n, at + n < size);
-  }
-  return true;
-}
-
-} // namespace
-
 Report read(const std::filesystem::path& file, const ReadOptions& o) {
   const std::string where = file.string();
   const Fd in(open_input(file));
   struct stat st {};
   const bool regular = fstat(in.get(), &st) == 0 && S_ISREG(st.st_mode);
   Reader reader(where, o);
-  // A header is near the start: read in pieces rather than mapping the file.
-  if (o.header_only || !feed_mapped(in.get(), where, reader)) {
-    // A pipe: its size is not known beforehand, so the limit is counted.
+  // Read in pieces, which the streaming reader takes as they come: reading
+  // the whole file first, or mapping it, measured no faster and would hold
+  // all of it at once. A header-only read stops after the header.
+  {
     std::vector<char> chunk(1 << 20);
     std::size_t total = 0;
     while (!reader.failed() && !reader.done()) {
@@ -181,7 +139,9 @@ Report read(const std::filesystem::path& file, const ReadOptions& o) {
         throw Error(Exit::bad_input, where + ": read error: " + std::strerror(errno));
       }
       total += static_cast<std::size_t>(got);
-      if (total > k_max_input_bytes)
+      // A regular file is read to its end whatever its size, as before; a
+      // pipe's size is not known beforehand, so its limit is counted.
+      if (!regular && total > k_max_input_bytes)
         throw_bad_input(where + ": larger than " + byte_limit_text(k_max_input_bytes) +
                         ", the limit for a report");
       const bool more = got > 0;
