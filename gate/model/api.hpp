@@ -83,7 +83,8 @@ std::optional<Bucket> parse_bucket(const std::string& s);
 
 struct ToolCall {
   std::string name;
-  std::string arguments_sha256; // of the canonical arguments JSON
+  std::string arguments;        // canonical JSON (json::canonical), for checks on the arguments
+  std::string arguments_sha256; // of `arguments`
 };
 
 // A response interpreted: the answer text or the error bucket.

@@ -138,7 +138,11 @@ Reply interpret_error(const ApiResponse& r) {
   return failed(Bucket::bad_response, status + e.message);
 }
 
-std::string arguments_hash(const boost::json::value& args) { return sha256_hex(json::canonical(args)); }
+ToolCall tool_call(std::string name, const boost::json::value& args) {
+  std::string text = json::canonical(args);
+  std::string sha = sha256_hex(text);
+  return {std::move(name), std::move(text), std::move(sha)};
+}
 
 Reply interpret_openai(const boost::json::value& v) {
   const auto* choices = member(&v, "choices");
@@ -172,7 +176,7 @@ Reply interpret_openai(const boost::json::value& v) {
       // well produce something that does not parse.
       auto parsed = parse_json(std::string_view(args->get_string()));
       if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
-      out.tool_calls.push_back({name, arguments_hash(*parsed)});
+      out.tool_calls.push_back(tool_call(name, *parsed));
     }
   }
   if (!has_content && out.tool_calls.empty())
@@ -205,7 +209,7 @@ Reply interpret_anthropic(const boost::json::value& v) {
       const auto* input = member(&block, "input");
       if (input == nullptr || !input->is_object())
         return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
-      out.tool_calls.push_back({name, arguments_hash(*input)});
+      out.tool_calls.push_back(tool_call(name, *input));
     }
     // Other block types (thinking, redacted_thinking) carry no answer.
   }
