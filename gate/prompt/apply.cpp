@@ -14,12 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shown(std::string_view s) {
-  std::string out;
-  json::append_quoted(utf8_prefix(s, 80), out);
-  return out;
-}
-
 // The name a report records for a file: as written relative to gate.yaml,
 // so that two checkouts in different directories name it alike.
 std::string file_name(const fs::path& file, const config::Config& cfg) {
@@ -79,7 +73,8 @@ void apply(suite::Suite& s, const Prompts& p) {
   const std::string cases_file = (s.dir / "versions" / s.version / "cases.jsonl").string();
   for (suite::Case& c : s.cases) {
     if (c.kind == suite::Kind::agent) continue;
-    const std::string label = "case " + shown(c.id) + " (" + cases_file + ":" + std::to_string(c.line) + ")";
+    const std::string label =
+        "case " + quote_excerpt(c.id) + " (" + cases_file + ":" + std::to_string(c.line) + ")";
     std::set<std::string> used_names;
     std::vector<std::string> applied;
     auto render_with = [&](const Template& t) {
@@ -91,7 +86,7 @@ void apply(suite::Suite& s, const Prompts& p) {
     if (p.system && !has_own_system(c)) c.system = render_with(*p.system);
     if (c.input.empty()) {
       if (!p.user)
-        throw_bad_input(cases_file + ":" + std::to_string(c.line) + ": case " + shown(c.id) +
+        throw_bad_input(cases_file + ":" + std::to_string(c.line) + ": case " + quote_excerpt(c.id) +
                         " has no \"input\" and gate.yaml sets no prompt.user or prompt.user_file");
       c.input.push_back({"user", render_with(*p.user)});
     }
@@ -100,8 +95,8 @@ void apply(suite::Suite& s, const Prompts& p) {
       std::string by = applied.empty() ? std::string("no template applies to it") : "not used by ";
       for (std::size_t i = 0; i < applied.size(); ++i)
         by += (i ? ", " : "") + applied[i];
-      throw_bad_input(cases_file + ":" + std::to_string(c.line) + ": case " + shown(c.id) + ": variable " +
-                      shown(name) + " is unknown: " + by);
+      throw_bad_input(cases_file + ":" + std::to_string(c.line) + ": case " + quote_excerpt(c.id) +
+                      ": variable " + quote_excerpt(name) + " is unknown: " + by);
     }
   }
 }

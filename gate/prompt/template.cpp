@@ -2,6 +2,7 @@
 
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::prompt {
 
@@ -10,12 +11,6 @@ namespace {
 bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
 bool blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string shown(std::string_view s) {
-  std::string out;
-  json::append_quoted(s, out);
-  return out;
-}
 
 } // namespace
 
@@ -81,7 +76,7 @@ std::string render(const Template& t, const Vars& vars, const std::string& case_
       std::string known;
       for (const auto& [k, v] : vars)
         known += (known.empty() ? "" : ", ") + k;
-      throw_bad_input(t.where + ":" + std::to_string(s.line) + ": variable " + shown(s.name) +
+      throw_bad_input(t.where + ":" + std::to_string(s.line) + ": variable " + quote_excerpt(s.name) +
                       " is not defined by " + case_label +
                       (known.empty() ? " (it has no \"vars\")" : " (its vars: " + known + ")"));
     }

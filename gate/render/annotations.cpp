@@ -5,7 +5,10 @@
 #include <random>
 #include <stdexcept>
 
+#include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 #include <gate/report/report.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
 
@@ -19,23 +22,13 @@ using compare::Verdict;
 
 constexpr std::size_t k_free_text_bytes = 500;
 
-std::string clean(std::string_view s) { return to_valid_utf8(redact(s)); }
-
-std::string fixed1(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", x);
-  return buf;
-}
-
 // "p=0.012", "q<0.001".
-std::string p_text(double p, const char* name = "p") {
+std::string p_label(double p, const char* name = "p") {
   if (p < 0.001) return std::string(name) + "<0.001";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%s=%.3f", name, p);
   return buf;
 }
-
-std::string unit_text(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
 
 std::string escape(std::string_view s, bool property) {
   std::string out;
@@ -56,7 +49,7 @@ std::string escape(std::string_view s, bool property) {
 // Untrusted text for a line inside the stop-commands block: one line, no
 // control characters, no copy of the token, at most k_free_text_bytes.
 std::string free_text(std::string_view text, const std::string& token) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -94,10 +87,10 @@ std::string passed_text(const TaskDiff& t) {
 
 std::string metric_message(const MetricRow& r) {
   double worsening = r.higher_is_better ? -r.delta : r.delta;
-  std::string u = unit_text(r.unit);
-  std::string s = r.name + (r.higher_is_better ? " fell " : " rose ") + fixed1(worsening) + u;
-  if (r.threshold) s += " (threshold " + fixed1(*r.threshold) + u;
-  if (r.p_adjusted) s += ", " + p_text(*r.p_adjusted) + " adjusted";
+  std::string u = unit_suffix(r.unit);
+  std::string s = r.name + (r.higher_is_better ? " fell " : " rose ") + fixed(worsening) + u;
+  if (r.threshold) s += " (threshold " + fixed(*r.threshold) + u;
+  if (r.p_adjusted) s += ", " + p_label(*r.p_adjusted) + " adjusted";
   if (r.threshold) s += ")";
   return s;
 }
@@ -121,10 +114,10 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
   const std::string error = "::error title=" + escape_command_property("gate") + "::";
   std::string out;
   for (const MetricRow& r : v.metrics)
-    if (r.failed) out += error + escape_command_data(clean(metric_message(r))) + "\n";
+    if (r.failed) out += error + escape_command_data(safe_text(metric_message(r))) + "\n";
   if (v.status == compare::Status::unmeasured)
     for (const auto& r : v.reasons)
-      out += error + escape_command_data(clean("could not measure: " + r)) + "\n";
+      out += error + escape_command_data(safe_text("could not measure: " + r)) + "\n";
   if (v.confirmation && v.confirmation->state == compare::Confirmation::State::confirmed) {
     // The gate may fail on the confirmation alone, with no row or task failed.
     const compare::Confirmation& c = *v.confirmation;
@@ -135,15 +128,15 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
     char level[32];
     std::snprintf(level, sizeof level, "%.3f", c.level);
     out += error +
-           escape_command_data(clean("confirmed by fresh runs on both sides (" + p_text(c.p_value) +
-                                     ", level " + level + "): worse on " + worse)) +
+           escape_command_data(safe_text("confirmed by fresh runs on both sides (" + p_label(c.p_value) +
+                                         ", level " + level + "): worse on " + worse)) +
            "\n";
   }
   if (v.status == compare::Status::inconclusive && v.on_inconclusive != "pass") {
     const std::string level =
         v.on_inconclusive == "fail" ? error : "::warning title=" + escape_command_property("gate") + "::";
     for (const auto& r : v.inconclusive)
-      out += level + escape_command_data(clean("inconclusive: " + r)) + "\n";
+      out += level + escape_command_data(safe_text("inconclusive: " + r)) + "\n";
   }
   std::size_t annotated = 0, regressed = 0;
   for (const TaskDiff& t : v.tasks) {
@@ -151,9 +144,9 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
     ++regressed;
     if (annotated == k_max_task_annotations) continue;
     ++annotated;
-    std::string m = "task " + clean(t.id) + " regressed: " + passed_text(t);
+    std::string m = "task " + safe_text(t.id) + " regressed: " + passed_text(t);
     m += t.grader_change ? " (check or grader change: the inputs were unchanged)"
-                         : " (" + p_text(t.q_value, "q") + ")";
+                         : " (" + p_label(t.q_value, "q") + ")";
     out += error + escape_command_data(m) + "\n";
   }
   if (regressed > annotated)

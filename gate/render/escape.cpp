@@ -14,9 +14,6 @@ constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD
 constexpr std::string_view k_word_joiner = "\xE2\x81\xA0"; // U+2060
 constexpr std::string_view k_ellipsis = "\xE2\x80\xA6";    // U+2026
 
-// Redacted, valid UTF-8: the common first step of every escaper.
-std::string clean(std::string_view text) { return to_valid_utf8(redact(text)); }
-
 // Decodes one code point of valid UTF-8 at s[i]; returns its length.
 std::size_t decode(std::string_view s, std::size_t i, char32_t& cp) {
   unsigned char c = static_cast<unsigned char>(s[i]);
@@ -51,7 +48,7 @@ bool xml_char(char32_t cp) {
 }
 
 std::string xml(std::string_view text, bool attribute) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string out;
   out.reserve(s.size() + s.size() / 8);
   for (std::size_t i = 0; i < s.size();) {
@@ -79,8 +76,10 @@ std::string xml(std::string_view text, bool attribute) {
 
 } // namespace
 
+std::string safe_text(std::string_view text) { return to_valid_utf8(redact(text)); }
+
 std::string md_cell(std::string_view text) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string out;
   out.reserve(s.size() + s.size() / 4 + 8);
   for (std::size_t i = 0; i < s.size();) {
@@ -122,7 +121,7 @@ std::string md_cell(std::string_view text) {
 }
 
 std::string md_code_span(std::string_view text, bool in_table) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string body;
   body.reserve(s.size() + 2);
   for (std::size_t i = 0; i < s.size();) {
@@ -145,7 +144,7 @@ std::string md_code_span(std::string_view text, bool in_table) {
 }
 
 std::string md_code_block(std::string_view text) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string body;
   body.reserve(s.size() + 1);
   for (std::size_t i = 0; i < s.size();) {
@@ -168,7 +167,7 @@ std::string md_code_block(std::string_view text) {
 }
 
 std::string html_escape(std::string_view text) {
-  std::string s = clean(text);
+  std::string s = safe_text(text);
   std::string out;
   out.reserve(s.size() + s.size() / 8);
   for (char c : s) {

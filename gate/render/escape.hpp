@@ -10,6 +10,10 @@
 // safe to persist and valid UTF-8 whatever the input bytes.
 namespace gate::render {
 
+// Redacted, valid UTF-8: the first step of every escaper below, and what
+// a document that escapes by other rules starts from.
+std::string safe_text(std::string_view text);
+
 // Text for one GitHub-flavoured Markdown table cell (or any inline
 // position): nothing can leave the cell or become markup. Markdown
 // punctuation (\ ` * _ [ ] # | ~ $ !) is backslash-escaped; & < > become

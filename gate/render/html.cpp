@@ -8,6 +8,7 @@
 #include <gate/render/escape.hpp>
 #include <gate/render/html_detail.hpp>
 #include <gate/render/na.hpp>
+#include <gate/render/shared.hpp>
 #include <gate/util/format.hpp>
 
 namespace gate::render {
@@ -16,22 +17,11 @@ namespace {
 
 using namespace html_detail;
 
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "—";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+// A number with `digits` decimals; "—" when not finite.
+std::string num(double v, int digits) { return std::isfinite(v) ? fixed(v, digits) : "—"; }
 
 // "+1.5", "−0.3" with a real minus sign, as the verdict's own text.
-std::string signed1(double v) {
-  if (!std::isfinite(v)) return "—";
-  std::string s = fixed(std::fabs(v), 1);
-  if (s == "0.0") return s;
-  return (v < 0 ? "−" : "+") + s;
-}
-
-std::string pct(double rate) { return fixed(rate * 100.0, 1) + "%"; }
+std::string signed_num(double v) { return std::isfinite(v) ? signed_fixed(v, 1) : "—"; }
 
 std::string with_unit(const std::string& number, const std::string& unit) {
   if (number == "—") return number;
@@ -40,11 +30,9 @@ std::string with_unit(const std::string& number, const std::string& unit) {
 
 std::string value(double v, const std::string& value_unit) {
   if (value_unit == "ms") return std::isfinite(v) ? text(human_ms(v)) : "—";
-  if (value_unit == "tokens") return fixed(v, 1);
-  return with_unit(fixed(v, 1), value_unit);
+  if (value_unit == "tokens") return num(v, 1);
+  return with_unit(num(v, 1), value_unit);
 }
-
-std::string p_text(double p) { return p < 0.001 ? "&lt;0.001" : fixed(p, 3); }
 
 std::string metric_status(const compare::MetricRow& m, std::string& cls) {
   cls.clear();
@@ -75,13 +63,13 @@ void metric_table(const compare::Verdict& v, std::string& out) {
     if (!m.test.empty()) name += "<div class=\"muted small\">" + text(m.test) + "</div>";
     std::string interval = "—";
     if (std::isfinite(m.delta_interval.low) && std::isfinite(m.delta_interval.high))
-      interval = with_unit("[" + signed1(m.delta_interval.low) + ", " + signed1(m.delta_interval.high) + "]",
-                           m.unit);
+      interval = with_unit(
+          "[" + signed_num(m.delta_interval.low) + ", " + signed_num(m.delta_interval.high) + "]", m.unit);
     std::string p = "—";
     if (m.p_adjusted)
-      p = p_text(*m.p_adjusted);
+      p = p_value(*m.p_adjusted);
     else if (m.p_value)
-      p = p_text(*m.p_value) + " <span class=\"muted small\">(unadjusted)</span>";
+      p = p_value(*m.p_value) + " <span class=\"muted small\">(unadjusted)</span>";
     std::string cls;
     std::string status = metric_status(m, cls);
     if (!m.available) {
@@ -92,16 +80,16 @@ void metric_table(const compare::Verdict& v, std::string& out) {
     out += cls.empty() ? "<tr>" : "<tr class=\"" + cls + "\">";
     out += "<td>" + name + "</td><td class=\"num\">" + value(m.baseline, m.value_unit) +
            "</td><td class=\"num\">" + value(m.current, m.value_unit) + "</td><td class=\"num\">" +
-           with_unit(signed1(m.delta), m.unit) + "</td><td class=\"num\">" + interval +
-           "</td><td class=\"num\">" + (m.threshold ? with_unit(fixed(*m.threshold, 1), m.unit) : "—") +
+           with_unit(signed_num(m.delta), m.unit) + "</td><td class=\"num\">" + interval +
+           "</td><td class=\"num\">" + (m.threshold ? with_unit(num(*m.threshold, 1), m.unit) : "—") +
            "</td><td class=\"num\">" + p + "</td><td class=\"num\">" +
-           (m.noise_floor ? "±" + with_unit(fixed(*m.noise_floor, 1), m.unit) : "—") +
+           (m.noise_floor ? "±" + with_unit(num(*m.noise_floor, 1), m.unit) : "—") +
            "</td><td class=\"status\">" + status + "</td></tr>\n";
   }
   out +=
       "</tbody></table>\n<p class=\"hint\">Δ is measured over the paired tasks. A metric fails the gate only "
       "when its worsening reaches the threshold <em>and</em> it is significant: Holm-adjusted p below α = " +
-      fixed(v.alpha, 3) +
+      num(v.alpha, 3) +
       " over the gated metrics. The noise floor is the smallest worsening this suite "
       "size and run count would detect.</p>\n</section>\n";
 }
@@ -128,8 +116,8 @@ void chart(const std::vector<Bar>& bars, std::string& out) {
   auto bar = [&](const char* cls, double rate, int y) {
     double w = std::clamp(std::isfinite(rate) ? rate : 0.0, 0.0, 1.0) * bar_w;
     out += "<rect class=\"" + std::string(cls) + "\" x=\"" + std::to_string(label_w) + "\" y=\"" +
-           std::to_string(y) + "\" width=\"" + fixed(w, 1) + "\" height=\"" + std::to_string(bar_h) +
-           "\"/><text x=\"" + fixed(label_w + w + 4, 1) + "\" y=\"" + std::to_string(y + 10) + "\">" +
+           std::to_string(y) + "\" width=\"" + num(w, 1) + "\" height=\"" + std::to_string(bar_h) +
+           "\"/><text x=\"" + num(label_w + w + 4, 1) + "\" y=\"" + std::to_string(y + 10) + "\">" +
            pct(rate) + "</text>\n";
   };
   for (std::size_t i = 0; i < bars.size(); ++i) {

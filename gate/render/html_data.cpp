@@ -17,7 +17,7 @@ namespace {
 
 // Caps on text that the report does not already bound (answers are
 // bounded by results::k_answer_limit).
-constexpr std::size_t k_label_bytes = 300;
+constexpr std::size_t k_html_label_bytes = 300;
 constexpr std::size_t k_detail_bytes = 1000;
 constexpr std::size_t k_message_bytes = 500;
 
@@ -105,7 +105,7 @@ void run(Writer& w, const results::Run& r) {
   w.boolean(r.passed);
   if (!r.error.empty()) {
     w.key("error");
-    w.str(r.error, k_label_bytes);
+    w.str(r.error, k_html_label_bytes);
   }
   if (!r.error_message.empty()) {
     w.key("error_message");
@@ -116,7 +116,7 @@ void run(Writer& w, const results::Run& r) {
   for (const results::CheckResult& c : r.checks) {
     w.raw_open('{');
     w.key("label");
-    w.str(c.label, k_label_bytes);
+    w.str(c.label, k_html_label_bytes);
     w.key("passed");
     w.boolean(c.passed);
     if (!c.detail.empty()) {
@@ -162,7 +162,7 @@ void run(Writer& w, const results::Run& r) {
     w.key("tools");
     w.raw_open('[');
     for (const results::ToolCall& t : r.tool_calls)
-      w.str(t.name, k_label_bytes);
+      w.str(t.name, k_html_label_bytes);
     w.close(']');
   }
   w.close('}');

@@ -5,12 +5,11 @@
 #include <stdexcept>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 
 namespace gate::render {
 
 namespace {
-
-constexpr std::size_t k_answer_excerpt = 200;
 
 std::string seconds(double ms) {
   char buf[48];
@@ -45,7 +44,8 @@ std::string main_bucket(const results::Task& t) {
 // then one line per run that did not pass: its failing checks or its error.
 std::string run_lines(const results::Task& t) {
   std::string text;
-  if (!t.input.empty()) text += "input: " + truncate_utf8(question_excerpt(t.input), k_answer_excerpt) + '\n';
+  if (!t.input.empty())
+    text += "input: " + truncate_utf8(question_excerpt(t.input), k_junit_excerpt_bytes) + '\n';
   for (const auto& run : t.runs) {
     if (run.passed) continue;
     std::string prefix = "run " + std::to_string(run.index) + ": ";
@@ -64,7 +64,7 @@ std::string run_lines(const results::Task& t) {
       text += '\n';
     }
     if (!any) text += prefix + "failed\n";
-    text += "  answer: " + truncate_utf8(run.answer, k_answer_excerpt) + '\n';
+    text += "  answer: " + truncate_utf8(run.answer, k_junit_excerpt_bytes) + '\n';
   }
   return text;
 }

@@ -8,6 +8,8 @@
 #include <gate/render/markdown_consistency.hpp>
 #include <gate/render/markdown_tasks.hpp>
 #include <gate/render/na.hpp>
+#include <gate/render/shared.hpp>
+#include <gate/util/format.hpp>
 
 namespace gate::render {
 
@@ -15,31 +17,15 @@ namespace {
 
 using metrics::RateSummary;
 
-std::string pct(double rate) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", rate * 100.0);
-  return buf;
-}
-
 std::string pp(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f pp", v);
   return buf;
 }
 
-std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string ms(double v) { return fixed(v, v < 10 ? 1 : 0) + " ms"; }
 
 std::string interval(const RateSummary& s) { return pct(s.interval.low) + " – " + pct(s.interval.high); }
-
-std::string plural(std::int64_t n, const char* one, const char* many) {
-  return std::to_string(n) + ' ' + (n == 1 ? one : many);
-}
 
 // 1000000 → "1,000,000": counts of runs in running text.
 std::string grouped(std::int64_t n) {

@@ -5,13 +5,12 @@
 
 #include <gate/render/escape.hpp>
 #include <gate/render/na.hpp>
+#include <gate/render/shared.hpp>
 #include <gate/util/format.hpp>
 
 namespace gate::render {
 
 namespace {
-
-constexpr std::size_t k_id_bytes = 120;
 
 std::string count(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + ' ' + (n == 1 ? one : many);
@@ -64,7 +63,7 @@ void divergent_tasks(const report::Report& r, const MarkdownOptions& o, std::str
   for (std::size_t i = 0; i < r.tasks.size(); ++i) {
     const auto& s = r.task_stats[i];
     if (s.trajectory_consistent) continue;
-    rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_id_bytes)) + " | " +
+    rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_md_id_bytes)) + " | " +
                    (s.first_divergence ? std::to_string(*s.first_divergence) : "—") + " | " +
                    (s.has_tool_calls ? fixed(s.trajectory_similarity, 3) : std::string(k_not_in_data)) +
                    " | " + (s.route_polluted ? "yes" : "no") + " |\n");
@@ -102,7 +101,7 @@ void token_band(const report::Report& r, const MarkdownOptions& o, std::string& 
       out += "; more in the JSON report";
       break;
     }
-    out += (listed++ ? "; " : "") + md_cell(truncate_utf8(r.tasks[i].id, k_id_bytes)) +
+    out += (listed++ ? "; " : "") + md_cell(truncate_utf8(r.tasks[i].id, k_md_id_bytes)) +
            (runs.size() == 1 ? " run " : " runs ");
     for (std::size_t j = 0; j < runs.size(); ++j)
       out += (j ? ", " : "") + std::to_string(runs[j]);

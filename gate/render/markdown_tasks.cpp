@@ -5,14 +5,13 @@
 #include <vector>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 
 namespace gate::render {
 
 namespace {
 
-constexpr std::size_t k_answer_excerpt = 120;
-constexpr std::size_t k_id_bytes = 120;
-constexpr std::size_t k_label_bytes = 60;
+constexpr std::size_t k_md_label_bytes = 60;
 constexpr std::size_t k_detail_bytes = 100;
 constexpr std::size_t k_reasons_shown = 5;
 
@@ -69,7 +68,7 @@ std::string reasons(const results::Task& t) {
   for (std::size_t i = 0; i < found.size() && i < k_reasons_shown; ++i) {
     const auto& f = found[i];
     if (!cell.empty()) cell += "; ";
-    cell += md_cell(truncate_utf8(f.key, k_label_bytes));
+    cell += md_cell(truncate_utf8(f.key, k_md_label_bytes));
     if (f.runs > 1) cell += " (" + std::to_string(f.runs) + " runs)";
     if (!f.detail.empty()) cell += ": " + md_cell(truncate_utf8(f.detail, k_detail_bytes));
   }
@@ -84,7 +83,7 @@ std::string excerpt(const results::Task& t) {
   for (const auto& run : t.runs)
     if (!run.passed && !run.errored()) {
       const std::string shown = results::shown_answer(run);
-      return shown.empty() ? "(empty)" : md_cell(truncate_utf8(shown, k_answer_excerpt));
+      return shown.empty() ? "(empty)" : md_cell(truncate_utf8(shown, k_md_excerpt_bytes));
     }
   return "";
 }
@@ -92,7 +91,7 @@ std::string excerpt(const results::Task& t) {
 // The task's question (question_excerpt), or "—" when the report has none.
 std::string input_cell(const results::Task& t) {
   if (t.input_sha256.empty()) return "—";
-  return md_cell(truncate_utf8(question_excerpt(t.input), k_answer_excerpt));
+  return md_cell(truncate_utf8(question_excerpt(t.input), k_md_excerpt_bytes));
 }
 
 } // namespace
@@ -112,8 +111,8 @@ void failing_tasks(const report::Report& r, const MarkdownOptions& o, std::strin
     std::string passed = std::to_string(s.c) + "/" + std::to_string(s.n);
     if (s.errored > 0) passed += " (+" + std::to_string(s.errored) + " errored)";
     const char* outcome = all_errored ? "errored" : s.c == 0 ? "failing" : "flaky";
-    rows.push_back("| " + md_cell(truncate_utf8(t.id, k_id_bytes)) + " | " +
-                   md_cell(truncate_utf8(t.scenario, k_label_bytes)) + " | " + passed + " | " + outcome +
+    rows.push_back("| " + md_cell(truncate_utf8(t.id, k_md_id_bytes)) + " | " +
+                   md_cell(truncate_utf8(t.scenario, k_md_label_bytes)) + " | " + passed + " | " + outcome +
                    " | " + reasons(t) + " | " + (inputs ? input_cell(t) + " | " : "") + excerpt(t) + " |\n");
   }
   if (rows.empty()) {
@@ -140,7 +139,8 @@ void polluted_tasks(const report::Report& r, const MarkdownOptions& o, std::stri
       std::vector<std::string> values;
       for (const auto& run : r.tasks[i].runs) {
         auto it = run.route.find(field);
-        std::string v = it == run.route.end() ? "(unset)" : md_cell(truncate_utf8(it->second, k_label_bytes));
+        std::string v =
+            it == run.route.end() ? "(unset)" : md_cell(truncate_utf8(it->second, k_md_label_bytes));
         if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
       }
       if (!cell.empty()) cell += "; ";
@@ -150,7 +150,7 @@ void polluted_tasks(const report::Report& r, const MarkdownOptions& o, std::stri
       if (values.size() > k_reasons_shown)
         cell += " / +" + std::to_string(values.size() - k_reasons_shown) + " more";
     }
-    rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_id_bytes)) + " | " + cell + " |\n");
+    rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_md_id_bytes)) + " | " + cell + " |\n");
   }
   if (rows.empty()) return;
   out +=

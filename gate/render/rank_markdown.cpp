@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 #include <gate/util/format.hpp>
 
 namespace gate::render {
@@ -15,22 +16,14 @@ using rank::Ranking;
 using rank::StrategyResult;
 
 constexpr std::size_t k_name_bytes = 64;
-constexpr std::size_t k_id_bytes = 80;
+constexpr std::size_t k_rank_id_bytes = 80;
 constexpr std::size_t k_chart_label = 24;
 constexpr std::size_t k_list_ids = 20; // task ids listed in a note; the JSON has them all
 
 std::string name_cell(const std::string& name) { return md_cell(truncate_utf8(name, k_name_bytes)); }
-std::string id_span(const std::string& id) { return md_code_span(truncate_utf8(id, k_id_bytes), true); }
+std::string id_span(const std::string& id) { return md_code_span(truncate_utf8(id, k_rank_id_bytes), true); }
 std::string whole(double x) { return fixed(x, 0); }
 std::string opt1(const std::optional<double>& x) { return x ? signed_fixed(*x, 1) : "—"; }
-std::string pct(double rate) { return fixed(100 * rate, 1) + "%"; }
-
-std::string cells(std::initializer_list<std::string> items) {
-  std::string row = "|";
-  for (const auto& c : items)
-    row += ' ' + c + " |";
-  return row + '\n';
-}
 
 // Mermaid labels keep [A-Za-z0-9 ._-] and turn every other character into
 // one '_', so a name can neither close the quoted label nor the fence.
@@ -61,7 +54,7 @@ void chart(const Ranking& r, std::string& out) {
          "are in the table and the SVG chart.\n\n";
 }
 
-std::string moves(const std::vector<rank::TaskMove>& list) {
+std::string move_list(const std::vector<rank::TaskMove>& list) {
   if (list.empty()) return "—";
   std::string text;
   for (const auto& m : list)
@@ -133,11 +126,11 @@ std::string rank_markdown(const Ranking& r) {
          "ΔElo / 1k "
          "tokens | Won / drawn / lost |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& s : r.strategies)
-    out += cells({name_cell(s.name) + (s.anchor ? " (anchor)" : ""), whole(s.tokens_per_task),
-                  pct(s.success_rate), whole(s.elo),
-                  whole(s.elo_interval.low) + " – " + whole(s.elo_interval.high),
-                  signed_fixed(s.delta_elo, 0), opt1(s.delta_elo_per_1k), opt1(s.marginal_per_1k),
-                  std::to_string(s.won) + " / " + std::to_string(s.drawn) + " / " + std::to_string(s.lost)});
+    out += md_row({name_cell(s.name) + (s.anchor ? " (anchor)" : ""), whole(s.tokens_per_task),
+                   pct(s.success_rate), whole(s.elo),
+                   whole(s.elo_interval.low) + " – " + whole(s.elo_interval.high),
+                   signed_fixed(s.delta_elo, 0), opt1(s.delta_elo_per_1k), opt1(s.marginal_per_1k),
+                   std::to_string(s.won) + " / " + std::to_string(s.drawn) + " / " + std::to_string(s.lost)});
   out += "\n";
   chart(r, out);
 
@@ -149,8 +142,8 @@ std::string rank_markdown(const Ranking& r) {
       "|---|---:|---:|---:|---|---|\n";
   for (const auto& s : r.strategies) {
     if (s.anchor) continue;
-    out += cells({name_cell(s.name), std::to_string(s.per_task_tasks), whole(s.per_task_mean),
-                  whole(s.per_task_sd), moves(s.gains), moves(s.losses)});
+    out += md_row({name_cell(s.name), std::to_string(s.per_task_tasks), whole(s.per_task_mean),
+                   whole(s.per_task_sd), move_list(s.gains), move_list(s.losses)});
   }
   out += "\n";
   for (const auto& s : r.strategies) {

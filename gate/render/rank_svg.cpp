@@ -12,7 +12,7 @@ namespace {
 
 constexpr double k_width = 720, k_height = 420;
 constexpr double k_left = 72, k_right = 24, k_top = 44, k_bottom = 56;
-constexpr std::size_t k_label_bytes = 40;
+constexpr std::size_t k_svg_label_bytes = 40;
 
 // A round tick step giving about five intervals over `span`.
 double tick_step(double span) {
@@ -109,7 +109,7 @@ std::string rank_svg(const rank::Ranking& r) {
            fixed(s.tokens_per_task, 0) + " tokens per task</title>" + line(cx, lo, cx, hi, "bar") +
            line(cx - 5, lo, cx + 5, lo, "bar") + line(cx - 5, hi, cx + 5, hi, "bar") + "<circle cx=\"" +
            px(cx) + "\" cy=\"" + px(cy) + "\" r=\"4\"/>" +
-           text(cx + 8, cy - 6, "start", xml_escape(truncate_utf8(s.name, k_label_bytes))) + "</g>\n";
+           text(cx + 8, cy - 6, "start", xml_escape(truncate_utf8(s.name, k_svg_label_bytes))) + "</g>\n";
   }
   return out + "</svg>\n";
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 
 #include <gate/util/format.hpp>
 
@@ -15,33 +16,22 @@ using compare::MetricRow;
 using compare::TaskDiff;
 using compare::Verdict;
 
-constexpr std::size_t k_answer_bytes = 200;
-
 std::string number(double x) { return fixed(x, 1); }
-std::string signed1(double x) { return signed_fixed(x, 1, true); }
-
-std::string unit_text(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
-
-std::string p_text(double p) {
-  if (p < 0.001) return "<0.001";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", p);
-  return buf;
-}
+std::string signed_ascii(double x) { return signed_fixed(x, 1, true); }
 
 // Everything the row holds, one fact per line, for the failure body.
 std::string metric_lines(const MetricRow& r) {
   if (!r.available) return "n/a: " + r.unavailable + "\n";
-  std::string u = unit_text(r.unit), vu = unit_text(r.value_unit);
+  std::string u = unit_suffix(r.unit), vu = unit_suffix(r.value_unit);
   std::string s = "baseline " + number(r.baseline) + vu + ", current " + number(r.current) + vu + "\n";
-  s += "delta " + signed1(r.delta) + u + " (95% interval " + signed1(r.delta_interval.low) + " to " +
-       signed1(r.delta_interval.high) + u + ")\n";
+  s += "delta " + signed_ascii(r.delta) + u + " (95% interval " + signed_ascii(r.delta_interval.low) +
+       " to " + signed_ascii(r.delta_interval.high) + u + ")\n";
   if (r.threshold)
-    s += "threshold " + signed1(r.higher_is_better ? -*r.threshold : *r.threshold) + u + "\n";
+    s += "threshold " + signed_ascii(r.higher_is_better ? -*r.threshold : *r.threshold) + u + "\n";
   else
     s += "not gated: no threshold\n";
-  if (r.p_value) s += "p " + p_text(*r.p_value) + " (one-sided, worse)\n";
-  if (r.p_adjusted) s += "p adjusted (Holm) " + p_text(*r.p_adjusted) + "\n";
+  if (r.p_value) s += "p " + p_value(*r.p_value, "<") + " (one-sided, worse)\n";
+  if (r.p_adjusted) s += "p adjusted (Holm) " + p_value(*r.p_adjusted, "<") + "\n";
   if (r.noise_floor) s += "noise floor " + number(*r.noise_floor) + u + "\n";
   if (!r.test.empty()) s += "test: " + r.test + "\n";
   return s;
@@ -51,8 +41,8 @@ std::string metric_case(const MetricRow& r) {
   std::string out = "    <testcase classname=\"metrics\" name=\"" + xml_escape("metric: " + r.name) + "\"";
   std::string body = xml_text(metric_lines(r));
   if (r.failed) {
-    std::string message =
-        r.name + " " + signed1(r.delta) + unit_text(r.unit) + " crossed its threshold and is significant";
+    std::string message = r.name + " " + signed_ascii(r.delta) + unit_suffix(r.unit) +
+                          " crossed its threshold and is significant";
     return out + ">\n      <failure type=\"metric\" message=\"" + xml_escape(message) + "\">" + body +
            "</failure>\n    </testcase>\n";
   }
@@ -77,11 +67,13 @@ std::string task_lines(const TaskDiff& t) {
   add(t.became_stable, t.stable_failing ? "became stable, failing" : "became stable");
   add(t.grader_change, "check or grader change (inputs unchanged)");
   s += "changes: " + changes + "\n";
-  s += "p " + p_text(t.p_value) + ", q (Benjamini-Hochberg) " + p_text(t.q_value) + "\n";
+  s += "p " + p_value(t.p_value, "<") + ", q (Benjamini-Hochberg) " + p_value(t.q_value, "<") + "\n";
   for (const auto& c : t.failing_checks)
     s += "failing check: " + c + "\n";
-  if (!t.input.empty()) s += "input: " + truncate_utf8(question_excerpt(t.input), k_answer_bytes) + "\n";
-  if (!t.answer_excerpt.empty()) s += "answer: " + truncate_utf8(t.answer_excerpt, k_answer_bytes) + "\n";
+  if (!t.input.empty())
+    s += "input: " + truncate_utf8(question_excerpt(t.input), k_junit_excerpt_bytes) + "\n";
+  if (!t.answer_excerpt.empty())
+    s += "answer: " + truncate_utf8(t.answer_excerpt, k_junit_excerpt_bytes) + "\n";
   if (t.first_divergence) s += "first divergence at step " + std::to_string(*t.first_divergence) + "\n";
   return s;
 }
@@ -109,8 +101,8 @@ std::string confirmation_case(const compare::Confirmation& c) {
     body += t.id + ": baseline " + std::to_string(t.baseline_passed) + "/" + std::to_string(t.baseline_runs) +
             ", current " + std::to_string(t.current_passed) + "/" + std::to_string(t.current_runs) +
             (t.worse ? " (worse)" : "") + "\n";
-  body += "p " + p_text(c.p_value) + ", level " + p_text(c.level) + "; " + std::to_string(c.calls) +
-          " of at most " + std::to_string(c.max_calls) + " calls\n";
+  body += "p " + p_value(c.p_value, "<") + ", level " + p_value(c.level, "<") + "; " +
+          std::to_string(c.calls) + " of at most " + std::to_string(c.max_calls) + " calls\n";
   std::string out = "    <testcase classname=\"gate\" name=\"confirmation\">\n      ";
   if (c.state == State::confirmed)
     out += "<failure type=\"confirmed\" message=\"fresh runs on both sides confirm the regression\">" +

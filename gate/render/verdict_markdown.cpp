@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gate/render/escape.hpp>
+#include <gate/render/shared.hpp>
 
 #include <gate/util/format.hpp>
 
@@ -24,13 +25,10 @@ constexpr std::size_t k_fold_after = 10;
 constexpr std::size_t k_headline_bytes = 1000; // escaped, at most 5× this: fits k_min_verdict_bytes
 constexpr std::size_t k_line_bytes = 1000;     // one reason, warning or route line
 constexpr std::size_t k_hint_bytes = 200;
-constexpr std::size_t k_id_bytes = 120;
 constexpr std::size_t k_check_bytes = 100;
-constexpr std::size_t k_answer_bytes = 120;
 constexpr std::size_t k_chart_max = 20; // more bars than this are unreadable; the table has them all
 constexpr std::size_t k_chart_name = 30;
 
-std::string fixed1(double x) { return fixed(x, 1); }
 std::string signed1(double x) { return signed_fixed(x, 1); }
 
 // What follows a number in `unit`: "12.5 pp", "12.5%", "410 tokens".
@@ -48,25 +46,7 @@ std::string amount(double x, const std::string& unit) {
     std::snprintf(buf, sizeof buf, "%.0f", x);
     return buf + suffix(unit);
   }
-  return fixed1(x) + suffix(unit);
-}
-
-std::string p_text(double p) {
-  if (p < 0.001) return "&lt;0.001";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", p);
-  return buf;
-}
-
-std::string plural(std::int64_t n, const char* one, const char* many) {
-  return std::to_string(n) + ' ' + (n == 1 ? one : many);
-}
-
-std::string cells(std::initializer_list<std::string> items) {
-  std::string row = "|";
-  for (const auto& c : items)
-    row += ' ' + c + " |";
-  return row + '\n';
+  return fixed(x, 1) + suffix(unit);
 }
 
 // Appends to a document that must stay within a byte limit. Space for the
@@ -208,8 +188,8 @@ std::string status(const MetricRow& r) {
 }
 
 std::string p_cell(const MetricRow& r) {
-  if (r.p_adjusted) return p_text(*r.p_adjusted);
-  if (r.p_value) return p_text(*r.p_value) + " (unadjusted)";
+  if (r.p_adjusted) return p_value(*r.p_adjusted);
+  if (r.p_value) return p_value(*r.p_value) + " (unadjusted)";
   return "—";
 }
 
@@ -227,21 +207,21 @@ void metrics(const Verdict& v, Budget& b) {
   for (const MetricRow& r : v.metrics) {
     if (!r.available) {
       const std::string na = "n/a (" + md_cell(r.unavailable) + ")";
-      s.rows.push_back(cells({md_cell(r.name), na, "n/a", "n/a", "—", "—", "—", "—", status(r)}));
+      s.rows.push_back(md_row({md_cell(r.name), na, "n/a", "n/a", "—", "—", "—", "—", status(r)}));
       continue;
     }
     std::string u = suffix(r.unit);
     std::string threshold = "—";
     if (r.threshold) threshold = signed1(r.higher_is_better ? -*r.threshold : *r.threshold) + u;
     std::string interval = signed1(r.delta_interval.low) + " to " + signed1(r.delta_interval.high) + u;
-    std::string floor = r.noise_floor ? "±" + fixed1(*r.noise_floor) + u : "—";
+    std::string floor = r.noise_floor ? "±" + fixed(*r.noise_floor, 1) + u : "—";
     std::string delta = signed1(r.delta) + u;
     if (r.scope_tasks != r.tasks)
       delta += " on " + std::to_string(r.scope_tasks) + " affected (" + signed1(r.suite_delta) + u +
                " on all " + std::to_string(r.tasks) + ")";
     s.rows.push_back(
-        cells({md_cell(r.name), amount(r.baseline, r.value_unit), amount(r.current, r.value_unit), delta,
-               interval, threshold, p_cell(r), floor, status(r)}));
+        md_row({md_cell(r.name), amount(r.baseline, r.value_unit), amount(r.current, r.value_unit), delta,
+                interval, threshold, p_cell(r), floor, status(r)}));
   }
   emit(b, s);
 
@@ -286,20 +266,21 @@ std::string task_row(const TaskDiff& t, Kind k) {
   std::string checks;
   for (const auto& c : t.failing_checks)
     checks += (checks.empty() ? "" : "; ") + md_cell(truncate_utf8(c, k_check_bytes));
-  std::string answer =
-      t.answer_excerpt.empty() ? "—" : md_code_span(truncate_utf8(t.answer_excerpt, k_answer_bytes), true);
+  std::string answer = t.answer_excerpt.empty()
+                           ? "—"
+                           : md_code_span(truncate_utf8(t.answer_excerpt, k_md_excerpt_bytes), true);
   // The question beside the answer, for regressed and flipped tasks (the
   // ones a reviewer must judge); "—" for the others and when unknown.
   const bool asks = k == Kind::regressed || t.flipped;
   std::string input = !asks || t.input.empty()
                           ? "—"
-                          : md_code_span(truncate_utf8(question_excerpt(t.input), k_answer_bytes), true);
+                          : md_code_span(truncate_utf8(question_excerpt(t.input), k_md_excerpt_bytes), true);
   std::string passed = std::to_string(t.c_b) + "/" + std::to_string(t.n_b) + " → " + std::to_string(t.c_a) +
                        "/" + std::to_string(t.n_a);
   std::string divergence = t.first_divergence ? "step " + std::to_string(*t.first_divergence) : "—";
-  return cells({md_cell(truncate_utf8(t.id, k_id_bytes)), md_cell(truncate_utf8(t.scenario, k_id_bytes)),
-                passed, p_text(t.q_value), checks.empty() ? "—" : checks, input, answer, divergence,
-                note(t, k)});
+  return md_row({md_cell(truncate_utf8(t.id, k_md_id_bytes)),
+                 md_cell(truncate_utf8(t.scenario, k_md_id_bytes)), passed, p_value(t.q_value),
+                 checks.empty() ? "—" : checks, input, answer, divergence, note(t, k)});
 }
 
 void tasks(const Verdict& v, Budget& b) {
@@ -344,7 +325,7 @@ void id_list(const char* title, const std::vector<std::string>& ids, Budget& b) 
       std::string("### ") + title + " (" + std::to_string(n) + ")\n\nLeft out of the paired numbers.\n\n";
   s.summary = plural(n, "task", "tasks");
   for (const auto& id : ids)
-    s.rows.push_back("- " + md_code_span(truncate_utf8(id, k_id_bytes)) + "\n");
+    s.rows.push_back("- " + md_code_span(truncate_utf8(id, k_md_id_bytes)) + "\n");
   emit(b, s);
 }
 
@@ -373,8 +354,8 @@ void scenarios(const Verdict& v, Budget& b) {
     for (const auto& r : rows) {
       const char* sep = names.empty() ? "" : ", ";
       names += sep + ("\"" + chart_label(r.scenario) + "\"");
-      base += sep + fixed1(100 * r.baseline);
-      cur += sep + fixed1(100 * r.current);
+      base += sep + fixed(100 * r.baseline, 1);
+      cur += sep + fixed(100 * r.current, 1);
     }
     // Two bar series would be drawn on top of each other (Mermaid 11 has no
     // grouped bars), hiding the lower one: the baseline is bars and the
@@ -392,8 +373,8 @@ void scenarios(const Verdict& v, Budget& b) {
   s.head = "| Scenario | Paired tasks | Baseline | Current |\n|---|---:|---:|---:|\n";
   for (const auto& r : rows)
     s.rows.push_back(
-        cells({r.scenario.empty() ? "(none)" : md_cell(truncate_utf8(r.scenario, k_id_bytes)),
-               std::to_string(r.tasks), fixed1(100 * r.baseline) + "%", fixed1(100 * r.current) + "%"}));
+        md_row({r.scenario.empty() ? "(none)" : md_cell(truncate_utf8(r.scenario, k_md_id_bytes)),
+                std::to_string(r.tasks), fixed(100 * r.baseline, 1) + "%", fixed(100 * r.current, 1) + "%"}));
   emit(b, s);
 }
 
@@ -426,10 +407,10 @@ void confirmation(const Verdict& v, Budget& b) {
       ".\n\n";
   s.head = "| Task | Baseline (fresh) | Current (fresh) | |\n|---|---:|---:|---|\n";
   for (const auto& t : c.tasks)
-    s.rows.push_back(cells({md_cell(truncate_utf8(t.id, k_id_bytes)),
-                            std::to_string(t.baseline_passed) + "/" + std::to_string(t.baseline_runs),
-                            std::to_string(t.current_passed) + "/" + std::to_string(t.current_runs),
-                            t.worse ? "worse" : "not worse"}));
+    s.rows.push_back(md_row({md_cell(truncate_utf8(t.id, k_md_id_bytes)),
+                             std::to_string(t.baseline_passed) + "/" + std::to_string(t.baseline_runs),
+                             std::to_string(t.current_passed) + "/" + std::to_string(t.current_runs),
+                             t.worse ? "worse" : "not worse"}));
   s.summary = plural(static_cast<std::int64_t>(s.rows.size()), "task", "tasks");
   emit(b, s);
 }

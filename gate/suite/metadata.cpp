@@ -5,6 +5,7 @@
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
 #include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::suite {
 
@@ -29,12 +30,6 @@ bool is_plain_name(std::string_view s) {
   return true;
 }
 
-std::string quote_value(std::string_view s) {
-  std::string out;
-  json::append_quoted(s.substr(0, 80), out);
-  return out;
-}
-
 void only_keys(const boost::json::object& o, std::initializer_list<std::string_view> keys,
                const std::string& at) {
   for (const auto& kv : o) {
@@ -44,7 +39,8 @@ void only_keys(const boost::json::object& o, std::initializer_list<std::string_v
       known = known || kv.key() == k;
       allowed += (allowed.empty() ? "" : ", ") + std::string(k);
     }
-    if (!known) throw_bad_input(at + ": unknown key " + quote_value(kv.key()) + "; allowed keys: " + allowed);
+    if (!known)
+      throw_bad_input(at + ": unknown key " + quote_excerpt(kv.key()) + "; allowed keys: " + allowed);
   }
 }
 
@@ -54,11 +50,11 @@ VersionInfo parse_version(const boost::json::value& v, const std::string& at) {
   VersionInfo info;
   info.version = json::get_string(o, "version", at);
   if (!is_plain_name(info.version))
-    throw_bad_input(at + ": \"version\" " + quote_value(info.version) +
+    throw_bad_input(at + ": \"version\" " + quote_excerpt(info.version) +
                     " must be a plain name of letters, digits, '.', '_' or '-' (not starting with '.')");
   info.sha256 = json::get_string(o, "sha256", at);
   if (!is_hex64(info.sha256))
-    throw_bad_input(at + ": \"sha256\" must be 64 lowercase hex digits, got " + quote_value(info.sha256));
+    throw_bad_input(at + ": \"sha256\" must be 64 lowercase hex digits, got " + quote_excerpt(info.sha256));
   std::int64_t n = json::get_int(o, "cases", at);
   if (n < 1) throw_bad_input(at + ": \"cases\" must be a positive integer, got " + std::to_string(n));
   info.cases = static_cast<std::size_t>(n);
@@ -93,7 +89,7 @@ Metadata read_metadata(const std::filesystem::path& dir) {
   for (const auto& e : versions->get_array()) {
     VersionInfo info = parse_version(e, where + ": versions[" + std::to_string(i++) + "]");
     if (!seen.insert(info.version).second)
-      throw_bad_input(where + ": version " + quote_value(info.version) + " is listed twice");
+      throw_bad_input(where + ": version " + quote_excerpt(info.version) + " is listed twice");
     m.versions.push_back(std::move(info));
   }
   if (const auto* agent = o.if_contains("agent")) {
@@ -104,7 +100,8 @@ Metadata read_metadata(const std::filesystem::path& dir) {
     m.agent = agent->get_object();
   }
   if (!seen.contains(m.latest))
-    throw_bad_input(where + ": \"latest\" is " + quote_value(m.latest) + ", which is not among \"versions\"");
+    throw_bad_input(where + ": \"latest\" is " + quote_excerpt(m.latest) +
+                    ", which is not among \"versions\"");
   return m;
 }
 

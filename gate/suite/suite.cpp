@@ -19,12 +19,6 @@ std::filesystem::path cases_path(const std::filesystem::path& dir, const std::st
   return dir / "versions" / version / "cases.jsonl";
 }
 
-std::string quote_value(std::string_view s) {
-  std::string out;
-  json::append_quoted(utf8_prefix(s, 80), out);
-  return out;
-}
-
 const VersionInfo& find_version(const Metadata& m, const std::string& version,
                                 const std::filesystem::path& dir) {
   for (const auto& v : m.versions)
@@ -32,7 +26,7 @@ const VersionInfo& find_version(const Metadata& m, const std::string& version,
   std::string known;
   for (const auto& v : m.versions)
     known += (known.empty() ? "" : ", ") + v.version;
-  throw_bad_input((dir / "metadata.json").string() + ": unknown version " + quote_value(version) +
+  throw_bad_input((dir / "metadata.json").string() + ": unknown version " + quote_excerpt(version) +
                   "; known versions: " + known);
 }
 
@@ -70,7 +64,7 @@ std::string next_version_name(const Metadata& m, const std::filesystem::path& di
     if (end != digits.data() + digits.size()) continue;
     if (ec == std::errc::result_out_of_range || n == UINT64_MAX)
       throw_bad_input((dir / "metadata.json").string() + ": cannot number the version after " +
-                      quote_value(v.version));
+                      quote_excerpt(v.version));
     highest = std::max(highest, n);
   }
   return "v" + std::to_string(highest + 1);

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <gate/util/json.hpp>
+
 namespace gate {
 
 namespace {
@@ -137,6 +139,20 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
   while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80)
     --end;
   return s.substr(0, end);
+}
+
+std::string quote_excerpt(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  json::append_quoted(utf8_prefix(s, max_bytes), out);
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
+std::string_view trim_space(std::string_view s) {
+  constexpr std::string_view k_space = " \t\n\v\f\r";
+  auto b = s.find_first_not_of(k_space);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(k_space) - b + 1);
 }
 
 std::string shell_quote(std::string_view s) {

@@ -1,0 +1,31 @@
+#include <gate/render/shared.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include <gate/util/format.hpp>
+
+namespace gate::render {
+
+std::string pct(double rate) { return std::isfinite(rate) ? fixed(rate * 100.0, 1) + "%" : "—"; }
+
+std::string p_value(double p, std::string_view lt) {
+  if (!std::isfinite(p)) return "—";
+  if (p < 0.001) return std::string(lt) + "0.001";
+  return fixed(p, 3);
+}
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + ' ' + (n == 1 ? one : many);
+}
+
+std::string md_row(std::initializer_list<std::string> cells) {
+  std::string row = "|";
+  for (const auto& c : cells)
+    row += ' ' + c + " |";
+  return row + '\n';
+}
+
+std::string unit_suffix(const std::string& unit) { return unit == "%" ? "%" : " " + unit; }
+
+} // namespace gate::render
