@@ -390,17 +390,17 @@ TEST_CASE("evaluate never throws on any bytes") {
 
 TEST_CASE("a hand-built check without its operand is an evaluation error, not a crash") {
   Check c;
-  c.type = "equals";
+  c.type = gate::check::Type::equals;
   c.label = "equals";
   Result r = evaluate(c, "x");
   CHECK_FALSE(r.passed);
   CHECK(r.errored);
   CHECK(has(r.detail, "could not evaluate"));
-  c.type = "regex";
+  c.type = gate::check::Type::regex;
   c.values = {"a"};
   r = evaluate(c, "a");
   CHECK(r.errored);
-  c.type = "nonsense";
+  c.type = gate::check::Type::llm_judge; // the runner's, never evaluated here
   r = evaluate(c, "a");
   CHECK_FALSE(r.passed);
   CHECK(r.errored);
