@@ -14,35 +14,22 @@ class Regex; // linear-time matcher, see regex.hpp
 // The check types. Suites, reports and docs name them by type_name(); the
 // enum is for the code's own dispatch. `stdout_text` is "stdout" (the C
 // library takes the plain name for a macro).
+// clang-format off
 enum class Type {
-  equals,
-  contains,
-  icontains,
-  not_contains,
-  starts_with,
-  contains_any,
-  contains_all,
-  regex,
-  json,
-  number,
-  length,
-  llm_judge,
-  exit_code,
-  stdout_text,
-  file_exists,
-  file_contains,
-  file_json,
-  command,
-  diff_size,
-  file_scope,
-  tool_sequence,
-  final_state
+  equals, contains, icontains, not_contains, starts_with, contains_any, contains_all, regex, json, number,
+  length, llm_judge, exit_code, stdout_text, file_exists, file_contains, file_json, command, diff_size,
+  file_scope, tool_sequence, final_state, any_of, all_of, negation, similar, refusal, finish_reason,
+  tool_called, tool_args, no_tool_call, tool_order, latency_ms
 };
+// clang-format on
 
 // What a type looks at: the answer text (text; also an agent's stdout), the
 // model's reply beyond its text (reply: finish reason, tool calls, latency;
 // model cases only), or what an agent run left (agent).
 enum class Kind { text, reply, agent };
+
+// similar: how two texts are compared (similarity()).
+enum class Similarity { levenshtein, rouge_l };
 
 // How a list of tool names is compared with the calls made.
 enum class Order { equals, starts_with, contains };
@@ -64,8 +51,8 @@ struct Check {
     Test test = Test::exists;
     std::optional<boost::json::value> equals;
     std::vector<boost::json::value> one_of;
-    std::optional<double> min, max;
-    bool exists = true; // exists: false → the path must be absent
+    std::optional<double> min, max; // also: tool_called's exact `count` in min, latency_ms's `max`
+    bool exists = true;             // exists: false → the path must be absent
   };
   std::vector<JsonPath> json_paths;
   // number: first number in the answer within value ± tolerance.
@@ -83,6 +70,11 @@ struct Check {
   double timeout_s = 60;              // command
   Order mode = Order::equals;         // tool_sequence
   std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
+  // Groups (any_of, all_of) and negation (`{"not": {...}}`, one child): the
+  // inner text or reply checks, in order.
+  std::vector<Check> children;
+  Similarity method = Similarity::levenshtein; // similar: against values[0], at least `number`
+  bool negate = false;                         // finish_reason: values[0] is what it must not be
 };
 
 // One row of the check type table (types.cpp), which drives the parser's
@@ -116,6 +108,20 @@ std::string json_paths_failure(const Check& c, const boost::json::value& doc);
 // under `mode`, else why not (names redacted).
 std::string order_failure(Order mode, const std::vector<std::string>& want,
                           const std::vector<std::string>& got);
+
+// Similarity of two texts in [0, 1], both trimmed first (similar.cpp).
+// levenshtein: 1 - edit distance / the longer length, in code points (an
+// invalid byte is one), case kept. rouge_l: ROUGE-L F1 over whitespace-
+// separated words, ASCII case ignored. Two empty texts are 1. Throws
+// std::length_error when the texts are too long to compare in bounded time.
+double similarity(Similarity method, std::string_view a, std::string_view b);
+
+// The phrases that make an answer a refusal (refusal.cpp), lowercase with
+// ASCII apostrophes; docs/suite-format.md "Refusal phrases" lists them.
+const std::vector<std::string>& refusal_phrases();
+// The first refusal phrase in `text` (ASCII case ignored, U+2019 read as
+// an apostrophe), or nullopt.
+std::optional<std::string> refusal_phrase(std::string_view text);
 
 // The check types parse() accepts, in the order error messages list them.
 const std::vector<std::string>& known_types();

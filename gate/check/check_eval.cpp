@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <gate/check/detail.hpp>
 #include <gate/check/regex.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
@@ -57,6 +58,10 @@ std::string collapse(std::string_view s) {
   return out;
 }
 
+} // namespace
+
+namespace detail {
+
 // A short, quoted, printable form of text that may come from the model: the
 // secret is redacted before cutting (a cut secret would no longer match),
 // invalid UTF-8 becomes U+FFFD and control bytes are escaped.
@@ -97,6 +102,16 @@ std::string what_came(std::string_view subject, std::string_view text) {
   const bool cut = s.size() > 4 && s.compare(s.size() - 4, 4, "...\"") == 0;
   return std::string(subject) + (cut ? " starts with " : " is ") + s;
 }
+
+} // namespace detail
+
+namespace {
+
+using detail::quoted_list;
+using detail::show_json;
+using detail::show_number;
+using detail::snippet;
+using detail::what_came;
 
 // A pattern as written, between slashes: not JSON-quoted, so a reader (and
 // the Markdown, which escapes it once) sees `\d` as `\d`. Control bytes
@@ -334,6 +349,9 @@ std::string failure(const Check& c, const Reply& reply, std::string_view subject
   throw std::logic_error("check type \"" + type_name(c.type) + "\" has no evaluator here");
 }
 
+// The types evaluated here; the rest are reply_eval.cpp's.
+bool own_type(Type t) { return t <= Type::length || t == Type::llm_judge; }
+
 } // namespace
 
 std::optional<double> first_number(std::string_view s) {
@@ -448,8 +466,11 @@ Result evaluate(const Check& c, const Reply& reply, std::string_view subject) {
     return r;
   }
   try {
-    r.detail = failure(c, reply, subject);
-    r.passed = r.detail.empty();
+    bool errored = false;
+    r.detail =
+        own_type(c.type) ? failure(c, reply, subject) : detail::extra_failure(c, reply, subject, errored);
+    r.errored = errored;
+    r.passed = r.detail.empty() && !errored;
   } catch (const std::bad_alloc&) {
     r.errored = true;
     r.detail = "could not evaluate: out of memory";

@@ -209,6 +209,71 @@ void parse_order(const Fields& f, Check& c) {
   if (!seen) f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
 }
 
+// An inner check of a group or negation: a text or reply check, not the
+// judge (its call is the runner's, one per check).
+Check parse_inner(const boost::json::value& v, const std::optional<std::string>& expected, const Fields& f,
+                  const std::string& where) {
+  Check in = parse(v, expected, where);
+  if (is_agent_type(in.type) || in.type == Type::llm_judge)
+    f.fail("inner checks must be text or reply checks, got \"" + type_name(in.type) + "\"");
+  return in;
+}
+
+void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& expected) {
+  switch (c.type) {
+  case Type::any_of:
+  case Type::all_of: {
+    const auto* v = f.get("checks");
+    if (v == nullptr || !v->is_array() || v->get_array().empty())
+      f.fail("expected \"checks\", a non-empty array of checks");
+    std::string labels;
+    for (const auto& e : v->get_array()) {
+      c.children.push_back(
+          parse_inner(e, expected, f, f.at + ": checks[" + std::to_string(c.children.size()) + "]"));
+      labels += (labels.empty() ? "" : ", ") + c.children.back().label;
+    }
+    if (c.label == type_name(c.type)) c.label += "(" + labels + ")";
+    break;
+  }
+  case Type::similar: {
+    auto v = f.text("value");
+    if (!v && !expected) f.fail("no \"value\" and the case has no \"expected\" to compare with");
+    c.values.push_back(v ? *v : *expected);
+    const std::string m = f.text("method").value_or("levenshtein");
+    if (m != "levenshtein" && m != "rouge_l")
+      f.fail("\"method\" must be \"levenshtein\" or \"rouge_l\", got \"" + m + "\"");
+    c.method = m == "rouge_l" ? Similarity::rouge_l : Similarity::levenshtein;
+    c.number = f.number("threshold").value_or(0.8);
+    if (!(c.number >= 0 && c.number <= 1)) f.fail("\"threshold\" must be from 0 to 1");
+    break;
+  }
+  case Type::finish_reason: {
+    auto eq = f.text("equals"), ne = f.text("not");
+    if (eq.has_value() == ne.has_value()) f.fail("expected exactly one of \"equals\" and \"not\" (a string)");
+    c.negate = ne.has_value();
+    c.values.push_back(eq ? *eq : *ne);
+    if (c.values.front().empty()) f.fail("the finish reason must not be empty");
+    break;
+  }
+  case Type::tool_called:
+    c.values.push_back(f.nonempty_text("name"));
+    c.min = f.number("count");
+    if (c.min && (*c.min < 0 || *c.min != static_cast<double>(static_cast<long long>(*c.min))))
+      f.fail("\"count\" must be a whole number >= 0");
+    break;
+  case Type::tool_args:
+    c.values.push_back(f.nonempty_text("name"));
+    parse_json_paths(f, c);
+    break;
+  case Type::tool_order: parse_order(f, c); break;
+  case Type::latency_ms:
+    c.max = f.number("max");
+    if (!c.max || *c.max < 0) f.fail("expected \"max\", a number of milliseconds >= 0");
+    break;
+  default: break; // refusal, no_tool_call: no operands
+  }
+}
+
 void parse_agent(const Fields& f, Check& c) {
   switch (c.type) {
   case Type::exit_code: {
@@ -266,6 +331,23 @@ void parse_agent(const Fields& f, Check& c) {
   }
 }
 
+// {"not": {check}}, with an optional "name": passes when the inner check
+// fails.
+Check parse_negation(const boost::json::object& obj, const std::optional<std::string>& expected,
+                     const std::string& where) {
+  Fields f{obj, where + ": check \"not\""};
+  f.only({"not", "name"});
+  Check c;
+  c.type = Type::negation;
+  c.children.push_back(parse_inner(obj.at("not"), expected, f, f.at));
+  c.label = "not(" + c.children.front().label + ")";
+  if (auto name = f.text("name")) {
+    if (name->empty()) f.fail("\"name\" must not be empty");
+    c.label = "not:" + *name;
+  }
+  return c;
+}
+
 } // namespace
 
 Check parse(const boost::json::value& spec, const std::optional<std::string>& expected,
@@ -284,6 +366,7 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
                     ": a check must be an object like {\"type\": \"contains\", \"value\": \"...\"}, got " +
                     kind_name(spec));
   const auto& obj = spec.get_object();
+  if (obj.contains("not") && !obj.contains("type")) return parse_negation(obj, expected, where);
   const auto* type_v = obj.if_contains("type");
   if (type_v == nullptr || !type_v->is_string())
     throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
@@ -292,6 +375,8 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
   if (row == nullptr)
     throw_bad_input(where + ": unknown check type \"" + name +
                     "\" (known: " + known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
+  if (row->id == Type::negation)
+    throw_bad_input(where + ": \"not\" is written {\"not\": {<check>}}, not as a \"type\"");
   Check c;
   c.type = row->id;
 
@@ -309,6 +394,10 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
 
   if (row->kind == Kind::agent) {
     parse_agent(f, c);
+    return c;
+  }
+  if (c.type > Type::final_state) {
+    parse_extra(f, c, expected);
     return c;
   }
   switch (c.type) {

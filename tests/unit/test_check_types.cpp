@@ -114,3 +114,18 @@ TEST_CASE("the parser accepts exactly the table's fields, plus type and name") {
                          gate::Error);
   }
 }
+
+TEST_CASE("docs/suite-format.md lists exactly the refusal phrases") {
+  const fs::path doc =
+      fs::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "suite-format.md";
+  std::ifstream in(doc);
+  REQUIRE(in.good());
+  std::vector<std::string> listed;
+  std::string line;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("#")) in_section = line == "### Refusal phrases";
+    if (in_section && line.starts_with("- `")) listed.push_back(strip_backticks(line.substr(2)));
+  }
+  CHECK(listed == refusal_phrases());
+}
