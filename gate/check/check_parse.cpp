@@ -256,13 +256,13 @@ void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& ex
     break;
   }
   case Type::tool_called:
-    c.values.push_back(f.nonempty_text("name"));
+    c.values.push_back(f.nonempty_text("tool"));
     c.min = f.number("count");
     if (c.min && (*c.min < 0 || *c.min != static_cast<double>(static_cast<long long>(*c.min))))
       f.fail("\"count\" must be a whole number >= 0");
     break;
   case Type::tool_args:
-    c.values.push_back(f.nonempty_text("name"));
+    c.values.push_back(f.nonempty_text("tool"));
     parse_json_paths(f, c);
     break;
   case Type::tool_order: parse_order(f, c); break;
@@ -356,6 +356,7 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
   static const std::string known = [] {
     std::string text, agent;
     for (const auto& t : type_table()) {
+      if (t.id == Type::negation) continue; // {"not": ...} has no "type"
       std::string& list = t.kind == Kind::agent ? agent : text;
       list += (list.empty() ? "" : ", ") + t.type;
     }

@@ -48,38 +48,40 @@ TEST_CASE("finish_reason: equals or not; absent is errored") {
 
 TEST_CASE("tool_called, with and without a count; no_tool_call") {
   const Reply r = calls({{"search", "{}"}, {"fetch", "{}"}, {"search", "{}"}});
-  CHECK(evaluate(mk(R"({"type": "tool_called", "name": "search"})"), r).passed);
-  CHECK(evaluate(mk(R"({"type": "tool_called", "name": "search", "count": 2})"), r).passed);
-  Result x = evaluate(mk(R"({"type": "tool_called", "name": "search", "count": 1})"), r);
+  CHECK(evaluate(mk(R"({"type": "tool_called", "tool": "search"})"), r).passed);
+  CHECK(evaluate(mk(R"({"type": "tool_called", "tool": "search", "count": 2})"), r).passed);
+  Result x = evaluate(mk(R"({"type": "tool_called", "tool": "search", "count": 1})"), r);
   CHECK_FALSE(x.passed);
   CHECK(x.detail == "expected \"search\" to be called 1 time(s); the first response's calls were \"search\", "
                     "\"fetch\", \"search\"");
-  CHECK(evaluate(mk(R"({"type": "tool_called", "name": "book", "count": 0})"), r).passed);
-  x = evaluate(mk(R"({"type": "tool_called", "name": "book"})"), calls({}));
+  CHECK(evaluate(mk(R"({"type": "tool_called", "tool": "book", "count": 0})"), r).passed);
+  x = evaluate(mk(R"({"type": "tool_called", "tool": "book"})"), calls({}));
   CHECK(x.detail == "expected \"book\" to be called at least once; the first response's no tool calls");
   CHECK(evaluate(mk(R"({"type": "no_tool_call"})"), calls({})).passed);
   x = evaluate(mk(R"({"type": "no_tool_call"})"), r);
   CHECK_FALSE(x.passed);
-  CHECK_THROWS_AS(mk(R"({"type": "tool_called", "name": "a", "count": 1.5})"), gate::Error);
+  CHECK_THROWS_AS(mk(R"({"type": "tool_called", "tool": "a", "count": 1.5})"), gate::Error);
+  // "name" labels the check, as on every type; the tool is "tool".
+  CHECK(mk(R"({"type": "tool_called", "tool": "a", "name": "x"})").label == "tool_called:x");
 }
 
 TEST_CASE("tool_args: the first call of the name, through the json check's path conditions") {
   const Reply r =
       calls({{"get_weather", R"({"city":"Paris","days":3})"}, {"get_weather", R"({"city":"Rome"})"}});
-  CHECK(evaluate(mk(R"({"type": "tool_args", "name": "get_weather",
+  CHECK(evaluate(mk(R"({"type": "tool_args", "tool": "get_weather",
                         "paths": [{"path": "/city", "equals": "Paris"}, {"path": "/days", "min": 1, "max": 7}]})"),
                  r)
             .passed);
   Result x = evaluate(
-      mk(R"({"type": "tool_args", "name": "get_weather", "paths": [{"path": "/city", "equals": "Rome"}]})"),
+      mk(R"({"type": "tool_args", "tool": "get_weather", "paths": [{"path": "/city", "equals": "Rome"}]})"),
       r);
   CHECK_FALSE(x.passed);
   CHECK(x.detail ==
         "the arguments of \"get_weather\": expected \"/city\" to equal \"Rome\"; it is \"Paris\"");
-  x = evaluate(mk(R"({"type": "tool_args", "name": "book", "paths": []})"), r);
+  x = evaluate(mk(R"({"type": "tool_args", "tool": "book", "paths": []})"), r);
   CHECK(x.detail ==
         "expected a call to \"book\"; the first response's calls were \"get_weather\", \"get_weather\"");
-  x = evaluate(mk(R"({"type": "tool_args", "name": "f"})"), calls({{"f", "{not json"}}));
+  x = evaluate(mk(R"({"type": "tool_args", "tool": "f"})"), calls({{"f", "{not json"}}));
   CHECK_FALSE(x.passed);
   CHECK(x.detail == "expected the arguments of \"f\" to be JSON; they are \"{not json\"");
 }
