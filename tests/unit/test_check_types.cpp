@@ -129,3 +129,21 @@ TEST_CASE("docs/suite-format.md lists exactly the refusal phrases") {
   }
   CHECK(listed == refusal_phrases());
 }
+
+TEST_CASE("README.md's check table names every type once") {
+  const fs::path readme = fs::path(__FILE__).parent_path().parent_path().parent_path() / "README.md";
+  std::ifstream in(readme);
+  REQUIRE(in.good());
+  std::string line, listed;
+  while (std::getline(in, line))
+    if (line.starts_with("| text (") || line.starts_with("| reply (") || line.starts_with("| groups |") ||
+        line.starts_with("| agent |"))
+      listed += line;
+  for (const TypeInfo& t : type_table()) {
+    const std::string name = t.id == Type::negation ? "{\"not\": {…}}" : t.type;
+    const std::string cell = "`" + name + "`";
+    const auto at = listed.find(cell);
+    CHECK_MESSAGE(at != std::string::npos, "README.md's check table lacks " << name);
+    CHECK_MESSAGE(listed.find(cell, at + 1) == std::string::npos, "README.md lists twice: " << name);
+  }
+}
