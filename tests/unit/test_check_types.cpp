@@ -48,7 +48,7 @@ std::string fields_cell(const TypeInfo& t) {
   std::string out;
   for (const auto& f : t.fields)
     out += (out.empty() ? "" : ", ") + ("`" + f.name + "` (" + f.fallback + ")");
-  return out;
+  return out.empty() ? "none" : out;
 }
 
 std::string kind_cell(const TypeInfo& t) {
