@@ -52,17 +52,11 @@ const std::string* file_of(const CheckContext& ctx, const std::string& path, std
   return &it->second.content;
 }
 
-bool subsequence(const std::vector<std::string>& want, const std::vector<std::string>& got) {
-  std::size_t i = 0;
-  for (const auto& g : got)
-    if (i < want.size() && g == want[i]) ++i;
-  return i == want.size();
-}
-
 std::string failure(const check::Check& c, const CheckContext& ctx, bool& errored) {
-  const std::string& t = c.type;
   std::string why;
-  if (t == "exit_code") {
+  using check::Type;
+  switch (c.type) {
+  case Type::exit_code: {
     const int want = static_cast<int>(c.number);
     if (ctx.process->exit_code == want) return "";
     const std::string expected = "expected exit code " + std::to_string(want) + "; the command ";
@@ -70,19 +64,19 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
       return expected + "was killed by signal " + std::to_string(ctx.process->signal);
     return expected + "exited with " + std::to_string(ctx.process->exit_code);
   }
-  if (t == "stdout") {
+  case Type::stdout_text: {
     check::Result r = check::evaluate(*c.inner, ctx.process->out, "stdout");
     errored = r.errored;
     return r.passed ? "" : r.detail;
   }
-  if (t == "file_exists") {
+  case Type::file_exists: {
     if (ctx.final->contains(c.path)) return "";
     const std::string dir = c.path + "/";
     for (const auto& [p, e] : *ctx.final)
       if (p.starts_with(dir)) return "";
     return "expected " + shown(c.path) + " to exist; it does not";
   }
-  if (t == "file_contains") {
+  case Type::file_contains: {
     const std::string expected =
         "expected " + shown(c.path) + " to contain " + shown(c.values.front()) + "; ";
     const std::string* text = file_of(ctx, c.path, why);
@@ -90,7 +84,7 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     if (text->find(c.values.front()) != std::string::npos) return "";
     return expected + "the file is " + shown(*text);
   }
-  if (t == "file_json") {
+  case Type::file_json: {
     const std::string* text = file_of(ctx, c.path, why);
     if (text == nullptr) return "expected " + shown(c.path) + " to be JSON; " + why;
     boost::system::error_code ec;
@@ -101,7 +95,7 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     std::string f = check::json_paths_failure(c, doc);
     return f.empty() ? "" : shown(c.path) + ": " + f;
   }
-  if (t == "command") {
+  case Type::command: {
     ProcessSpec spec;
     spec.argv = c.argv;
     spec.cwd = ctx.work;
@@ -124,7 +118,7 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
                             : "exited with " + std::to_string(r.exit_code)) +
            (tail.empty() ? "" : ": " + shown(tail));
   }
-  if (t == "diff_size") {
+  case Type::diff_size: {
     std::size_t n = 0;
     for (const auto& p : changed_paths(*ctx.fixture, *ctx.final)) {
       auto a = ctx.fixture->find(p), b = ctx.final->find(p);
@@ -138,7 +132,7 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     return "expected at most " + std::to_string(static_cast<long long>(c.number)) + " changed lines; " +
            std::to_string(n) + " changed";
   }
-  if (t == "file_scope") {
+  case Type::file_scope: {
     std::vector<std::string> outside;
     for (const auto& p : changed_paths(*ctx.fixture, *ctx.final))
       if (std::none_of(c.values.begin(), c.values.end(),
@@ -152,22 +146,13 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     return "expected changes only in " + names(c.values) + "; " + std::to_string(outside.size()) +
            " path(s) changed outside: " + list;
   }
-  if (t == "tool_sequence") {
+  case Type::tool_sequence: {
     std::vector<std::string> got;
     for (const auto& tc : *ctx.tools)
       got.push_back(tc.name);
-    bool ok = c.mode == "equals" ? got == c.values
-              : c.mode == "starts_with"
-                  ? got.size() >= c.values.size() && std::equal(c.values.begin(), c.values.end(), got.begin())
-                  : subsequence(c.values, got);
-    if (ok) return "";
-    return std::string("expected tool calls to ") +
-           (c.mode == "equals"        ? "equal "
-            : c.mode == "starts_with" ? "start with "
-                                      : "contain (in order) ") +
-           names(c.values) + "; they were " + redact(names(got));
+    return check::order_failure(c.mode, c.values, got);
   }
-  if (t == "final_state") {
+  case Type::final_state: {
     const std::string* text = file_of(ctx, c.path, why);
     if (text == nullptr)
       return "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; " + why;
@@ -175,6 +160,8 @@ std::string failure(const check::Check& c, const CheckContext& ctx, bool& errore
     return got == c.values.front()
                ? ""
                : "expected " + shown(c.path) + " to have sha256 " + c.values.front() + "; it has " + got;
+  }
+  default: break;
   }
   // A text check on an agent case applies to its stdout.
   check::Result r = check::evaluate(c, ctx.process->out, "stdout");

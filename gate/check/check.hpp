@@ -11,14 +11,34 @@ namespace gate::check {
 
 class Regex; // linear-time matcher, see regex.hpp
 
+// The check types. Suites, reports and docs name them by type_name(); the
+// enum is for the code's own dispatch. `stdout_text` is "stdout" (the C
+// library takes the plain name for a macro).
+// clang-format off
+enum class Type {
+  equals, contains, icontains, not_contains, starts_with, contains_any, contains_all, regex, json, number,
+  length, llm_judge, exit_code, stdout_text, file_exists, file_contains, file_json, command, diff_size,
+  file_scope, tool_sequence, final_state, any_of, all_of, negation, similar, refusal, finish_reason,
+  tool_called, tool_args, no_tool_call, tool_order, latency_ms
+};
+// clang-format on
+
+// What a type looks at: the answer text (text; also an agent's stdout), the
+// model's reply beyond its text (reply: finish reason, tool calls, latency;
+// model cases only), or what an agent run left (agent).
+enum class Kind { text, reply, agent };
+
+// similar: how two texts are compared (similarity()).
+enum class Similarity { levenshtein, rouge_l };
+
+// How a list of tool names is compared with the calls made.
+enum class Order { equals, starts_with, contains };
+
 // A parsed check, validated when the suite loads (an unknown type or a bad
 // pattern is a suite error before any model call). Fields not used by a
 // type stay empty.
 struct Check {
-  std::string type;                // equals, contains, icontains, not_contains, contains_any,
-                                   // contains_all, starts_with, regex, json, number, length,
-                                   // llm_judge (values[0] is the rubric; see judge.hpp),
-                                   // and the agent types (is_agent_type)
+  Type type = Type::equals;        // llm_judge: values[0] is the rubric; see judge.hpp
   std::string label;               // how results name it: type, or "type:<name>" when given a name
   std::vector<std::string> values; // the text operands (one for equals/contains/..., the regex pattern)
   bool trim = true, ignore_case = false, collapse_whitespace = false; // equals options
@@ -31,8 +51,8 @@ struct Check {
     Test test = Test::exists;
     std::optional<boost::json::value> equals;
     std::vector<boost::json::value> one_of;
-    std::optional<double> min, max;
-    bool exists = true; // exists: false → the path must be absent
+    std::optional<double> min, max; // also: tool_called's exact `count` in min, latency_ms's `max`
+    bool exists = true;             // exists: false → the path must be absent
   };
   std::vector<JsonPath> json_paths;
   // number: first number in the answer within value ± tolerance.
@@ -48,8 +68,13 @@ struct Check {
   std::string path;                   // relative to the work copy, no "..", not absolute
   std::vector<std::string> argv;      // command: run in the work copy, no shell
   double timeout_s = 60;              // command
-  std::string mode;                   // tool_sequence: equals | contains | starts_with
+  Order mode = Order::equals;         // tool_sequence
   std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
+  // Groups (any_of, all_of) and negation (`{"not": {...}}`, one child): the
+  // inner text or reply checks, in order.
+  std::vector<Check> children;
+  Similarity method = Similarity::levenshtein; // similar: against values[0], at least `number`
+  bool negate = false;                         // finish_reason: values[0] is what it must not be
 };
 
 // One row of the check type table (types.cpp), which drives the parser's
@@ -59,23 +84,44 @@ struct TypeInfo {
     std::string name;
     std::string fallback; // what the parser uses when absent; "required" when it refuses
   };
-  std::string type;
-  bool agent = false;        // looks at an agent run rather than an answer
+  Type id;
+  std::string type; // the name suites use
+  Kind kind = Kind::text;
   std::vector<Field> fields; // besides "type" and "name"
   std::string passes;        // when the check passes, in Markdown
   std::string example;       // one check object, as a suite line holds it
 };
 const std::vector<TypeInfo>& type_table();
 const TypeInfo* find_type(std::string_view type); // nullptr when unknown
+const TypeInfo& info(Type type);
+const std::string& type_name(Type type);
 
-// True for the types that look at an agent run rather than an answer:
-// exit_code, stdout, file_exists, file_contains, file_json, command,
-// diff_size, file_scope, tool_sequence, final_state.
-bool is_agent_type(std::string_view type);
+// True for the types that look at an agent run rather than an answer
+// (Kind::agent).
+bool is_agent_type(Type type);
 
 // The `json` check's path conditions on an already parsed document: "" when
 // all hold, else why not (short, redacted).
 std::string json_paths_failure(const Check& c, const boost::json::value& doc);
+
+// tool_sequence and tool_order: "" when the tool names `got` match `want`
+// under `mode`, else why not (names redacted).
+std::string order_failure(Order mode, const std::vector<std::string>& want,
+                          const std::vector<std::string>& got);
+
+// Similarity of two texts in [0, 1], both trimmed first (similar.cpp).
+// levenshtein: 1 - edit distance / the longer length, in code points (an
+// invalid byte is one), case kept. rouge_l: ROUGE-L F1 over whitespace-
+// separated words, ASCII case ignored. Two empty texts are 1. Throws
+// std::length_error when the texts are too long to compare in bounded time.
+double similarity(Similarity method, std::string_view a, std::string_view b);
+
+// The phrases that make an answer a refusal (refusal.cpp), lowercase with
+// ASCII apostrophes; docs/suite-format.md "Refusal phrases" lists them.
+const std::vector<std::string>& refusal_phrases();
+// The first refusal phrase in `text` (ASCII case ignored, U+2019 read as
+// an apostrophe), or nullopt.
+std::optional<std::string> refusal_phrase(std::string_view text);
 
 // The check types parse() accepts, in the order error messages list them.
 const std::vector<std::string>& known_types();
@@ -94,11 +140,30 @@ struct Result {
   std::string reason = {}; // llm_judge: the judge's reason, for a pass too
 };
 
-// Evaluates a check on a model's final answer. Pure; never throws for any
-// answer bytes (invalid UTF-8 and NUL included). An llm_judge check needs a
-// model call: here it is errored; the runner evaluates it. `subject` names
-// the text in failure details ("expected ...; <subject> is ...").
-Result evaluate(const Check& c, std::string_view answer, std::string_view subject = "the answer");
+// One tool call of a reply, as the checks see it.
+struct ToolCall {
+  std::string name;
+  std::string arguments; // JSON text, as the model sent it or canonical
+};
+
+// What the checks see of one model reply. Only `text` is known for an
+// agent's stdout; the rest is absent there, and the reply checks refuse it.
+struct Reply {
+  std::string_view text;
+  std::optional<std::string> finish_reason; // absent when the provider gave none
+  std::vector<ToolCall> tool_calls;         // the first response's, in order
+  std::optional<double> latency_ms;         // the run's (for a replay, as recorded)
+  bool from_model = true;                   // false: only text (an agent's stdout)
+};
+
+// Evaluates a check on a model's reply. Pure; never throws for any answer
+// bytes (invalid UTF-8 and NUL included). An llm_judge check needs a model
+// call: here it is errored; the runner evaluates it. `subject` names the
+// text in failure details ("expected ...; <subject> is ...").
+Result evaluate(const Check& c, const Reply& reply, std::string_view subject = "the answer");
+// The same on text alone (an agent's stdout, a test's answer): reply checks
+// are errored.
+Result evaluate(const Check& c, std::string_view text, std::string_view subject = "the answer");
 
 // The first number in `text`: an optional sign (not after a letter or
 // digit; "-", "+" or U+2212), digits with optional thousands commas

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <gate/check/detail.hpp>
 #include <gate/check/regex.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
@@ -57,6 +58,10 @@ std::string collapse(std::string_view s) {
   return out;
 }
 
+} // namespace
+
+namespace detail {
+
 // A short, quoted, printable form of text that may come from the model: the
 // secret is redacted before cutting (a cut secret would no longer match),
 // invalid UTF-8 becomes U+FFFD and control bytes are escaped.
@@ -97,6 +102,16 @@ std::string what_came(std::string_view subject, std::string_view text) {
   const bool cut = s.size() > 4 && s.compare(s.size() - 4, 4, "...\"") == 0;
   return std::string(subject) + (cut ? " starts with " : " is ") + s;
 }
+
+} // namespace detail
+
+namespace {
+
+using detail::quoted_list;
+using detail::show_json;
+using detail::show_number;
+using detail::snippet;
+using detail::what_came;
 
 // A pattern as written, between slashes: not JSON-quoted, so a reader (and
 // the Markdown, which escapes it once) sees `\d` as `\d`. Control bytes
@@ -258,15 +273,18 @@ std::size_t count_words(std::string_view s) {
 
 // "" when the check holds, else why not, in one shape: "expected <what>;
 // <subject> <what came>".
-std::string failure(const Check& c, std::string_view answer, std::string_view subject) {
-  const std::string& t = c.type;
+std::string failure(const Check& c, const Reply& reply, std::string_view subject) {
+  const std::string_view answer = reply.text;
   // parse() guarantees operands; a hand-built Check without one is a bug.
-  if (c.values.empty() && t != "json" && t != "number" && t != "length")
-    throw std::logic_error("check \"" + t + "\" has no operand");
-  // The judge's call is the runner's (run/runner.cpp): a grader model, the
-  // client and the cache are not a pure function of the answer.
-  if (t == "llm_judge") throw std::logic_error("llm_judge is evaluated by the runner's judge call");
-  if (t == "equals") {
+  const bool operand = c.type != Type::json && c.type != Type::number && c.type != Type::length;
+  if (operand && c.values.empty())
+    throw std::logic_error("check \"" + type_name(c.type) + "\" has no operand");
+  switch (c.type) {
+  case Type::llm_judge:
+    // The judge's call is the runner's (run/runner.cpp): a grader model, the
+    // client and the cache are not a pure function of the answer.
+    throw std::logic_error("llm_judge is evaluated by the runner's judge call");
+  case Type::equals: {
     auto norm = [&](std::string_view s) {
       std::string out(c.trim ? trim(s) : s);
       if (c.collapse_whitespace) out = collapse(out);
@@ -276,29 +294,27 @@ std::string failure(const Check& c, std::string_view answer, std::string_view su
     return "expected " + snippet(c.values.front()) + (c.ignore_case ? " (any case)" : "") + "; " +
            what_came(subject, answer);
   }
-  if (t == "contains" || t == "not_contains") {
+  case Type::contains:
+  case Type::not_contains: {
     const std::size_t at = answer.find(c.values.front());
     const bool found = at != std::string_view::npos;
-    if (found == (t == "contains")) return {};
+    if (found == (c.type == Type::contains)) return {};
     if (!found) return "expected to contain " + snippet(c.values.front()) + "; " + what_came(subject, answer);
     return "expected not to contain " + snippet(c.values.front()) + "; " + std::string(subject) +
            " has it at byte " + std::to_string(at) + ": " + snippet(answer.substr(at));
   }
-  if (t == "icontains") {
+  case Type::icontains:
     if (lower(answer).find(lower(c.values.front())) != std::string::npos) return {};
     return "expected to contain " + snippet(c.values.front()) + " (any case); " + what_came(subject, answer);
-  }
-  if (t == "starts_with") {
+  case Type::starts_with:
     if (trim_left(answer).substr(0, c.values.front().size()) == c.values.front()) return {};
     return "expected to start with " + snippet(c.values.front()) + "; " +
            what_came(subject, trim_left(answer));
-  }
-  if (t == "contains_any") {
+  case Type::contains_any:
     for (const auto& v : c.values)
       if (answer.find(v) != std::string_view::npos) return {};
     return "expected to contain one of " + quoted_list(c.values) + "; " + what_came(subject, answer);
-  }
-  if (t == "contains_all") {
+  case Type::contains_all: {
     std::vector<std::string> missing;
     for (const auto& v : c.values)
       if (answer.find(v) == std::string_view::npos) missing.push_back(v);
@@ -306,13 +322,12 @@ std::string failure(const Check& c, std::string_view answer, std::string_view su
     return "expected to contain all of " + quoted_list(c.values) + " (missing " + quoted_list(missing) +
            "); " + what_came(subject, answer);
   }
-  if (t == "regex") {
+  case Type::regex:
     if (!c.regex) throw std::logic_error("regex check without a compiled pattern");
     if (c.regex->search(answer)) return {};
     return "expected to match " + show_pattern(c.values.front()) + "; " + what_came(subject, answer);
-  }
-  if (t == "json") return json_failure(c, answer, subject);
-  if (t == "number") {
+  case Type::json: return json_failure(c, answer, subject);
+  case Type::number: {
     std::optional<double> x = first_number(answer);
     std::string want = show_number(c.number) + (c.tolerance > 0 ? " ± " + show_number(c.tolerance) : "");
     if (!x) return "expected " + want + "; " + std::string(subject) + " has no number: " + snippet(answer);
@@ -322,15 +337,20 @@ std::string failure(const Check& c, std::string_view answer, std::string_view su
     if (std::fabs(*x - c.number) <= c.tolerance + slack) return {};
     return "expected " + want + "; " + std::string(subject) + "'s first number is " + show_number(*x);
   }
-  if (t == "length") {
+  case Type::length: {
     const bool words = c.unit == "words";
     double n = static_cast<double>(words ? count_words(answer) : count_units(answer));
     if ((!c.min || n >= *c.min) && (!c.max || n <= *c.max)) return {};
     return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " +
            std::string(subject) + " has " + show_number(n);
   }
-  throw std::logic_error("unknown check type \"" + t + "\"");
+  default: break;
+  }
+  throw std::logic_error("check type \"" + type_name(c.type) + "\" has no evaluator here");
 }
+
+// The types evaluated here; the rest are reply_eval.cpp's.
+bool own_type(Type t) { return t <= Type::length || t == Type::llm_judge; }
 
 } // namespace
 
@@ -431,17 +451,26 @@ bool json_equal(const boost::json::value& a, const boost::json::value& b) {
   }
 }
 
-Result evaluate(const Check& c, std::string_view answer, std::string_view subject) {
+Result evaluate(const Check& c, const Reply& reply, std::string_view subject) {
   Result r;
   r.label = c.label;
-  if (is_agent_type(c.type)) {
+  const Kind kind = info(c.type).kind;
+  if (kind == Kind::agent) {
     r.errored = true;
     r.detail = "an agent check needs an agent run (suite kind \"agent\")";
     return r;
   }
+  if (kind == Kind::reply && !reply.from_model) {
+    r.errored = true;
+    r.detail = "a reply check needs a model's reply, not " + std::string(subject);
+    return r;
+  }
   try {
-    r.detail = failure(c, answer, subject);
-    r.passed = r.detail.empty();
+    bool errored = false;
+    r.detail =
+        own_type(c.type) ? failure(c, reply, subject) : detail::extra_failure(c, reply, subject, errored);
+    r.errored = errored;
+    r.passed = r.detail.empty() && !errored;
   } catch (const std::bad_alloc&) {
     r.errored = true;
     r.detail = "could not evaluate: out of memory";
@@ -450,6 +479,17 @@ Result evaluate(const Check& c, std::string_view answer, std::string_view subjec
     r.detail = "could not evaluate: " + redact(e.what());
   }
   return r;
+}
+
+} // namespace gate::check
+
+namespace gate::check {
+
+Result evaluate(const Check& c, std::string_view text, std::string_view subject) {
+  Reply reply;
+  reply.text = text;
+  reply.from_model = false;
+  return evaluate(c, reply, subject);
 }
 
 } // namespace gate::check

@@ -188,63 +188,164 @@ void parse_json_paths(const Fields& f, Check& c) {
   }
 }
 
+// tool_sequence, tool_order: exactly one of equals / contains / starts_with,
+// an array of tool names.
+void parse_order(const Fields& f, Check& c) {
+  bool seen = false;
+  for (auto [m, order] : {std::pair{"equals", Order::equals}, std::pair{"contains", Order::contains},
+                          std::pair{"starts_with", Order::starts_with}}) {
+    const auto* v = f.get(m);
+    if (v == nullptr) continue;
+    if (seen) f.fail("expected exactly one of \"equals\", \"contains\", \"starts_with\"");
+    seen = true;
+    c.mode = order;
+    if (!v->is_array()) f.wrong(m, "an array of tool names", *v);
+    for (const auto& e : v->get_array()) {
+      if (!e.is_string() || e.get_string().empty())
+        f.fail(std::string("\"") + m + "\" must hold non-empty tool names");
+      c.values.emplace_back(e.get_string());
+    }
+  }
+  if (!seen) f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
+}
+
+// An inner check of a group or negation: a text or reply check, not the
+// judge (its call is the runner's, one per check).
+Check parse_inner(const boost::json::value& v, const std::optional<std::string>& expected, const Fields& f,
+                  const std::string& where) {
+  Check in = parse(v, expected, where);
+  if (is_agent_type(in.type) || in.type == Type::llm_judge)
+    f.fail("inner checks must be text or reply checks, got \"" + type_name(in.type) + "\"");
+  return in;
+}
+
+void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& expected) {
+  switch (c.type) {
+  case Type::any_of:
+  case Type::all_of: {
+    const auto* v = f.get("checks");
+    if (v == nullptr || !v->is_array() || v->get_array().empty())
+      f.fail("expected \"checks\", a non-empty array of checks");
+    std::string labels;
+    for (const auto& e : v->get_array()) {
+      c.children.push_back(
+          parse_inner(e, expected, f, f.at + ": checks[" + std::to_string(c.children.size()) + "]"));
+      labels += (labels.empty() ? "" : ", ") + c.children.back().label;
+    }
+    if (c.label == type_name(c.type)) c.label += "(" + labels + ")";
+    break;
+  }
+  case Type::similar: {
+    auto v = f.text("value");
+    if (!v && !expected) f.fail("no \"value\" and the case has no \"expected\" to compare with");
+    c.values.push_back(v ? *v : *expected);
+    const std::string m = f.text("method").value_or("levenshtein");
+    if (m != "levenshtein" && m != "rouge_l")
+      f.fail("\"method\" must be \"levenshtein\" or \"rouge_l\", got \"" + m + "\"");
+    c.method = m == "rouge_l" ? Similarity::rouge_l : Similarity::levenshtein;
+    c.number = f.number("threshold").value_or(0.8);
+    if (!(c.number >= 0 && c.number <= 1)) f.fail("\"threshold\" must be from 0 to 1");
+    break;
+  }
+  case Type::finish_reason: {
+    auto eq = f.text("equals"), ne = f.text("not");
+    if (eq.has_value() == ne.has_value()) f.fail("expected exactly one of \"equals\" and \"not\" (a string)");
+    c.negate = ne.has_value();
+    c.values.push_back(eq ? *eq : *ne);
+    if (c.values.front().empty()) f.fail("the finish reason must not be empty");
+    break;
+  }
+  case Type::tool_called:
+    c.values.push_back(f.nonempty_text("tool"));
+    c.min = f.number("count");
+    if (c.min && (*c.min < 0 || *c.min != static_cast<double>(static_cast<long long>(*c.min))))
+      f.fail("\"count\" must be a whole number >= 0");
+    break;
+  case Type::tool_args:
+    c.values.push_back(f.nonempty_text("tool"));
+    parse_json_paths(f, c);
+    break;
+  case Type::tool_order: parse_order(f, c); break;
+  case Type::latency_ms:
+    c.max = f.number("max");
+    if (!c.max || *c.max < 0) f.fail("expected \"max\", a number of milliseconds >= 0");
+    break;
+  default: break; // refusal, no_tool_call: no operands
+  }
+}
+
 void parse_agent(const Fields& f, Check& c) {
-  const std::string& t = c.type;
-  if (t == "exit_code") {
+  switch (c.type) {
+  case Type::exit_code: {
     double v = f.number("value").value_or(0);
     if (v != static_cast<double>(static_cast<int>(v)) || v < 0 || v > 255)
       f.fail("\"value\" must be an exit status from 0 to 255");
     c.number = v;
-  } else if (t == "stdout") {
+    break;
+  }
+  case Type::stdout_text: {
     const auto* inner = f.get("check");
     if (inner == nullptr)
       f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
     Check in = parse(*inner, std::nullopt, f.at);
-    if (is_agent_type(in.type) || in.type == "llm_judge")
-      f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" + in.type + "\"");
+    if (info(in.type).kind != Kind::text || in.type == Type::llm_judge)
+      f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" +
+             type_name(in.type) + "\"");
     c.inner = std::make_shared<const Check>(std::move(in));
-  } else if (t == "file_exists") {
-    c.path = work_path(f, "path");
-  } else if (t == "file_contains") {
+    break;
+  }
+  case Type::file_exists: c.path = work_path(f, "path"); break;
+  case Type::file_contains:
     c.path = work_path(f, "path");
     c.values.push_back(f.nonempty_text("value"));
-  } else if (t == "file_json") {
+    break;
+  case Type::file_json:
     c.path = work_path(f, "path");
     parse_json_paths(f, c);
-  } else if (t == "command") {
+    break;
+  case Type::command: {
     const auto* argv = f.get("argv");
     if (argv == nullptr) f.fail("missing \"argv\" (a non-empty array of strings; no shell)");
     c.argv = f.texts("argv");
     c.timeout_s = f.number("timeout").value_or(60);
     if (!(c.timeout_s > 0)) f.fail("\"timeout\" must be a number of seconds > 0");
-  } else if (t == "diff_size") {
+    break;
+  }
+  case Type::diff_size: {
     auto v = f.number("max");
     if (!v || *v < 0 || *v != static_cast<double>(static_cast<long long>(*v)))
       f.fail("\"max\" must be a whole number of changed lines >= 0");
     c.number = *v;
-  } else if (t == "file_scope") {
-    c.values = f.texts("allow");
-  } else if (t == "tool_sequence") {
-    for (const char* m : {"equals", "contains", "starts_with"}) {
-      const auto* v = f.get(m);
-      if (v == nullptr) continue;
-      if (!c.mode.empty()) f.fail("expected exactly one of \"equals\", \"contains\", \"starts_with\"");
-      c.mode = m;
-      if (!v->is_array()) f.wrong(m, "an array of tool names", *v);
-      for (const auto& e : v->get_array()) {
-        if (!e.is_string() || e.get_string().empty())
-          f.fail(std::string("\"") + m + "\" must hold non-empty tool names");
-        c.values.emplace_back(e.get_string());
-      }
-    }
-    if (c.mode.empty())
-      f.fail("expected one of \"equals\", \"contains\", \"starts_with\" (an array of tool names)");
-  } else if (t == "final_state") {
+    break;
+  }
+  case Type::file_scope: c.values = f.texts("allow"); break;
+  case Type::tool_sequence: parse_order(f, c); break;
+  case Type::final_state: {
     c.path = work_path(f, "path");
     std::string sha = f.nonempty_text("sha256");
     if (!is_hex64(sha)) f.fail("\"sha256\" must be 64 lowercase hex digits");
     c.values.push_back(sha);
+    break;
   }
+  default: break;
+  }
+}
+
+// {"not": {check}}, with an optional "name": passes when the inner check
+// fails.
+Check parse_negation(const boost::json::object& obj, const std::optional<std::string>& expected,
+                     const std::string& where) {
+  Fields f{obj, where + ": check \"not\""};
+  f.only({"not", "name"});
+  Check c;
+  c.type = Type::negation;
+  c.children.push_back(parse_inner(obj.at("not"), expected, f, f.at));
+  c.label = "not(" + c.children.front().label + ")";
+  if (auto name = f.text("name")) {
+    if (name->empty()) f.fail("\"name\" must not be empty");
+    c.label = "not:" + *name;
+  }
+  return c;
 }
 
 } // namespace
@@ -254,8 +355,11 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
   // Text checks first, then the agent ones, which only agent cases take.
   static const std::string known = [] {
     std::string text, agent;
-    for (const auto& t : known_types())
-      (is_agent_type(t) ? agent : text) += ((is_agent_type(t) ? agent : text).empty() ? "" : ", ") + t;
+    for (const auto& t : type_table()) {
+      if (t.id == Type::negation) continue; // {"not": ...} has no "type"
+      std::string& list = t.kind == Kind::agent ? agent : text;
+      list += (list.empty() ? "" : ", ") + t.type;
+    }
     return text + "; agent cases also: " + agent;
   }();
   if (!spec.is_object())
@@ -263,59 +367,72 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
                     ": a check must be an object like {\"type\": \"contains\", \"value\": \"...\"}, got " +
                     kind_name(spec));
   const auto& obj = spec.get_object();
+  if (obj.contains("not") && !obj.contains("type")) return parse_negation(obj, expected, where);
   const auto* type_v = obj.if_contains("type");
   if (type_v == nullptr || !type_v->is_string())
     throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
-  Check c;
-  c.type = std::string(type_v->get_string());
-  const TypeInfo* info = find_type(c.type);
-  if (info == nullptr)
-    throw_bad_input(where + ": unknown check type \"" + c.type +
+  const std::string name(type_v->get_string());
+  const TypeInfo* row = find_type(name);
+  if (row == nullptr)
+    throw_bad_input(where + ": unknown check type \"" + name +
                     "\" (known: " + known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
+  if (row->id == Type::negation)
+    throw_bad_input(where + ": \"not\" is written {\"not\": {<check>}}, not as a \"type\"");
+  Check c;
+  c.type = row->id;
 
-  Fields f{obj, where + ": check \"" + c.type + "\""};
-  c.label = c.type;
+  Fields f{obj, where + ": check \"" + name + "\""};
+  c.label = name;
   if (auto name = f.text("name")) {
     if (name->empty()) f.fail("\"name\" must not be empty");
     c.label += ":" + *name;
     f.at = where + ": check \"" + c.label + "\"";
   }
   std::vector<std::string> allowed{"type", "name"};
-  for (const auto& field : info->fields)
+  for (const auto& field : row->fields)
     allowed.push_back(field.name);
   f.only(allowed);
 
-  const std::string& t = c.type;
-  if (is_agent_type(t)) {
+  if (row->kind == Kind::agent) {
     parse_agent(f, c);
     return c;
   }
-  if (t == "equals") {
+  if (c.type > Type::final_state) {
+    parse_extra(f, c, expected);
+    return c;
+  }
+  switch (c.type) {
+  case Type::equals: {
     auto v = f.text("value");
     if (!v && !expected) f.fail("no \"value\" and the case has no \"expected\" to compare with");
     c.values.push_back(v ? *v : *expected);
     c.trim = f.flag("trim").value_or(true);
     c.ignore_case = f.flag("ignore_case").value_or(false);
     c.collapse_whitespace = f.flag("collapse_whitespace").value_or(false);
-  } else if (t == "contains" || t == "icontains" || t == "not_contains" || t == "starts_with") {
-    c.values.push_back(f.nonempty_text("value"));
-  } else if (t == "contains_any" || t == "contains_all") {
-    c.values = f.texts("values");
-  } else if (t == "llm_judge") {
-    c.values.push_back(f.nonempty_text("rubric"));
-  } else if (t == "regex") {
+    break;
+  }
+  case Type::contains:
+  case Type::icontains:
+  case Type::not_contains:
+  case Type::starts_with: c.values.push_back(f.nonempty_text("value")); break;
+  case Type::contains_any:
+  case Type::contains_all: c.values = f.texts("values"); break;
+  case Type::llm_judge: c.values.push_back(f.nonempty_text("rubric")); break;
+  case Type::regex:
     c.values.push_back(f.nonempty_text("pattern"));
     c.ignore_case = f.flag("ignore_case").value_or(false);
     c.regex = std::make_shared<const Regex>(c.values.front(), f.at, c.ignore_case);
-  } else if (t == "json") {
-    parse_json_paths(f, c);
-  } else if (t == "number") {
+    break;
+  case Type::json: parse_json_paths(f, c); break;
+  case Type::number: {
     auto v = f.number("value");
     if (!v) f.fail("missing \"value\" (a number)");
     c.number = *v;
     c.tolerance = f.number("tolerance").value_or(0);
     if (c.tolerance < 0) f.fail("\"tolerance\" must not be negative");
-  } else if (t == "length") {
+    break;
+  }
+  case Type::length:
     c.unit = f.text("unit").value_or("chars");
     if (c.unit != "chars" && c.unit != "words")
       f.fail("\"unit\" must be \"chars\" or \"words\", got \"" + c.unit + "\"");
@@ -324,6 +441,8 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
     if (!c.min && !c.max) f.fail("expected \"min\", \"max\" or both");
     if ((c.min && *c.min < 0) || (c.max && *c.max < 0)) f.fail("\"min\" and \"max\" must not be negative");
     check_bounds(f, c.min, c.max);
+    break;
+  default: break;
   }
   return c;
 }

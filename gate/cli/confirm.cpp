@@ -131,9 +131,9 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
       return c;
     }
     c.resendable = true;
-    c.calls_per_run =
-        1 + static_cast<int>(std::count_if(it->second->checks.begin(), it->second->checks.end(),
-                                           [](const check::Check& k) { return k.type == "llm_judge"; }));
+    c.calls_per_run = 1 + static_cast<int>(std::count_if(
+                              it->second->checks.begin(), it->second->checks.end(),
+                              [](const check::Check& k) { return k.type == check::Type::llm_judge; }));
     return c;
   };
   const compare::ConfirmPlan plan =

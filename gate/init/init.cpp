@@ -94,7 +94,7 @@ std::vector<File> starter_files(const Options& o) {
   std::set<std::string> types;
   for (const auto& c : parsed)
     for (const auto& check : c.checks)
-      types.insert(check.type);
+      types.insert(check::type_name(check.type));
   const suite::Metadata meta{"support", "v1", {suite::VersionInfo{"v1", sha256_hex(cases), count}}};
   return {
       {"gate.yaml", yaml, "the configuration: suite, prompt, model (" + model + "), cache, baseline"},

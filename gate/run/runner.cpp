@@ -147,6 +147,7 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
     o.response.status = d.entry->status;
     o.response.headers = d.entry->headers;
     o.response.body = std::move(d.entry->body);
+    o.response.latency_ms = d.entry->latency_ms;
     o.route_text = std::move(d.entry->route);
   } else if (d.verdict == replay::Verdict::miss) {
     std::lock_guard lock(sh.mutex);
@@ -257,6 +258,18 @@ check::Result judge(Shared& sh, const suite::Case& c, const check::Check& chk, i
   return r;
 }
 
+// What the checks see of the reply. A hit's latency is the one recorded with
+// it, so a replay judges the same latency as the recording did.
+check::Reply check_view(const Obtained& o) {
+  check::Reply v;
+  v.text = o.reply.text;
+  if (!o.reply.finish_reason.empty()) v.finish_reason = o.reply.finish_reason;
+  for (const auto& tc : o.reply.tool_calls)
+    v.tool_calls.push_back({tc.name, tc.arguments});
+  v.latency_ms = o.response.latency_ms;
+  return v;
+}
+
 // Evaluates the reply into the run: checks, answer, tokens.
 void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, results::Run& run) {
   const model::Reply& reply = o.reply;
@@ -284,9 +297,10 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   run.answer_truncated = run.answer.size() < redacted.size();
   run.answer_sha256 = sha256_hex(normalize_answer(reply.text));
   run.passed = true;
+  const check::Reply seen = check_view(o);
   for (const auto& chk : c.checks) {
-    check::Result r = chk.type == "llm_judge" ? judge(sh, c, chk, replica, reply.text, run)
-                                              : check::evaluate(chk, reply.text);
+    check::Result r = chk.type == check::Type::llm_judge ? judge(sh, c, chk, replica, reply.text, run)
+                                                         : check::evaluate(chk, seen);
     run.passed = run.passed && r.passed;
     run.checks.push_back({r.label, r.passed, r.detail, r.reason});
     if (r.errored) {

@@ -210,7 +210,7 @@ struct LineParser {
       if (own != nullptr) fail("\"agent\" is given but \"kind\" is not \"agent\"");
       for (const auto& chk : c.checks)
         if (check::is_agent_type(chk.type))
-          fail("check \"" + chk.type + "\" needs an agent case (\"kind\": \"agent\")");
+          fail("check \"" + check::type_name(chk.type) + "\" needs an agent case (\"kind\": \"agent\")");
       return;
     }
     if (own != nullptr && !own->is_object())
@@ -223,7 +223,7 @@ struct LineParser {
     if (c.input.size() != 1 || c.input.front().role != "user" || obj.contains("system"))
       fail("an agent case's \"input\" must be a string (given to the command on stdin or in a file)");
     for (const auto& chk : c.checks)
-      if (chk.type == "llm_judge") fail("check \"llm_judge\" is not available for agent cases");
+      if (chk.type == check::Type::llm_judge) fail("check \"llm_judge\" is not available for agent cases");
     c.agent = parse_agent(own != nullptr ? &own->get_object() : nullptr, at, agent_ctx);
   }
 };

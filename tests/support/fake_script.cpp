@@ -35,7 +35,7 @@ const boost::json::array& array_field(const boost::json::object& o, std::string_
 
 Rule parse_rule(const boost::json::value& v, const std::string& where) {
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "answers"}, where);
+  check_keys(o, {"match", "answers", "tool_calls", "finish_reason"}, where);
   Rule r;
   r.match = optional_string(o, "match", where);
   if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
@@ -44,6 +44,16 @@ Rule parse_rule(const boost::json::value& v, const std::string& where) {
     r.answers.emplace_back(a.get_string());
   }
   if (r.answers.empty()) throw_bad_input(where + ": \"answers\" must not be empty");
+  r.finish_reason = optional_string(o, "finish_reason", where);
+  if (o.contains("tool_calls")) {
+    for (const auto& t : array_field(o, "tool_calls", where)) {
+      const auto& call = json::as_object(t, where + ".tool_calls");
+      check_keys(call, {"name", "arguments"}, where + ".tool_calls");
+      if (!call.contains("arguments")) throw_bad_input(where + ".tool_calls: missing \"arguments\"");
+      r.tool_calls.emplace_back(json::get_string(call, "name", where + ".tool_calls"),
+                                boost::json::serialize(call.at("arguments")));
+    }
+  }
   return r;
 }
 

@@ -336,9 +336,11 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
 
   std::uint64_t occurrence = answered[raw]++;
   std::string answer = "echo: " + last_user;
+  const Rule* matched = nullptr;
   for (const auto& rule : script.rules) {
     if (last_user.find(rule.match) == std::string::npos) continue;
     answer = rule.answers[occurrence % rule.answers.size()];
+    matched = &rule;
     break;
   }
   std::uint64_t n = ++completions;
@@ -364,7 +366,18 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
            {"usage", boost::json::object{{"input_tokens", prompt}, {"output_tokens", completion}}}};
   } else {
     boost::json::object message{{"role", "assistant"}, {"content", answer}};
-    boost::json::object choice{{"index", 0}, {"message", std::move(message)}, {"finish_reason", "stop"}};
+    std::string finish = "stop";
+    if (matched != nullptr && !matched->tool_calls.empty()) {
+      boost::json::array calls;
+      for (const auto& [name, arguments] : matched->tool_calls)
+        calls.push_back({{"id", "call_fake_" + std::to_string(calls.size())},
+                         {"type", "function"},
+                         {"function", {{"name", name}, {"arguments", arguments}}}});
+      message["tool_calls"] = std::move(calls);
+      finish = "tool_calls";
+    }
+    if (matched != nullptr && !matched->finish_reason.empty()) finish = matched->finish_reason;
+    boost::json::object choice{{"index", 0}, {"message", std::move(message)}, {"finish_reason", finish}};
     res = {{"id", "chatcmpl-fake-" + std::to_string(n)},
            {"object", "chat.completion"},
            {"model", model},

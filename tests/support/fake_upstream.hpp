@@ -28,6 +28,10 @@ namespace gate::testing {
 struct Rule {
   std::string match;                // substring of the last user message; "" matches all
   std::vector<std::string> answers; // answer = answers[occurrence % size]
+  // OpenAI, not streamed: the message also carries these function calls
+  // (name, arguments as JSON text), and the finish reason is "tool_calls".
+  std::vector<std::pair<std::string, std::string>> tool_calls = {};
+  std::string finish_reason = {}; // OpenAI, not streamed: instead of "stop" (or "tool_calls")
 };
 
 struct Fault {
@@ -71,7 +75,8 @@ struct Script {
   std::uint64_t seed = 1;
 };
 
-// Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers"}],
+// Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers",
+// "tool_calls": [{"name", "arguments": {...}}], "finish_reason"}],
 // "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms",
 // "probability"}], "prefix": "/v1", "models": ["a", "b"], "seed": n}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys

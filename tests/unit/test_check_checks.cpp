@@ -337,7 +337,8 @@ TEST_CASE("parse errors name where and what was expected") {
   std::string e = parse_error(R"({"type":"contain","value":"x"})");
   CHECK(has(e,
             "unknown check type \"contain\" (known: equals, contains, icontains, not_contains, starts_with, "
-            "contains_any, contains_all, regex, json, number, length, llm_judge)"));
+            "contains_any, contains_all, regex, json, number, length, llm_judge, any_of, all_of, similar, "
+            "refusal, finish_reason, tool_called, tool_args, no_tool_call, tool_order, latency_ms)"));
   CHECK(has(parse_error(R"({"type":"contains","value":"x","ignore_case":true})"),
             "check \"contains\": unknown field \"ignore_case\" (expected: type, name, value)"));
   CHECK(has(parse_error(R"({"type":"equals","value":"x","trim":"yes"})"),
@@ -390,17 +391,17 @@ TEST_CASE("evaluate never throws on any bytes") {
 
 TEST_CASE("a hand-built check without its operand is an evaluation error, not a crash") {
   Check c;
-  c.type = "equals";
+  c.type = gate::check::Type::equals;
   c.label = "equals";
   Result r = evaluate(c, "x");
   CHECK_FALSE(r.passed);
   CHECK(r.errored);
   CHECK(has(r.detail, "could not evaluate"));
-  c.type = "regex";
+  c.type = gate::check::Type::regex;
   c.values = {"a"};
   r = evaluate(c, "a");
   CHECK(r.errored);
-  c.type = "nonsense";
+  c.type = gate::check::Type::llm_judge; // the runner's, never evaluated here
   r = evaluate(c, "a");
   CHECK_FALSE(r.passed);
   CHECK(r.errored);

@@ -13,7 +13,7 @@ using gate::check::parse_verdict;
 TEST_CASE("llm_judge parses with a rubric and nothing else") {
   auto c = gate::check::parse(boost::json::parse(R"({"type":"llm_judge","rubric":"polite and correct"})"),
                               std::nullopt, "cases.jsonl:3");
-  CHECK(c.type == "llm_judge");
+  CHECK(c.type == gate::check::Type::llm_judge);
   CHECK(c.label == "llm_judge");
   REQUIRE(c.values.size() == 1);
   CHECK(c.values[0] == "polite and correct");

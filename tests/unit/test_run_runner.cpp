@@ -17,7 +17,7 @@ namespace {
 
 gate::check::Check contains(const std::string& what) {
   gate::check::Check c;
-  c.type = "contains";
+  c.type = gate::check::Type::contains;
   c.label = "contains";
   c.values = {what};
   return c;

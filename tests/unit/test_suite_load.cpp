@@ -77,7 +77,7 @@ TEST_CASE("every field is read") {
   CHECK(c.input[3].content == "q2");
   CHECK(c.expected == std::optional<std::string>("Paris"));
   REQUIRE(c.checks.size() == 2);
-  CHECK(c.checks[0].type == "equals");
+  CHECK(c.checks[0].type == gate::check::Type::equals);
   CHECK(c.tags == std::vector<std::string>{"x", "y"});
   CHECK(c.line == 1);
 }

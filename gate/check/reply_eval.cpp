@@ -1,0 +1,129 @@
+#include <gate/check/detail.hpp>
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <stdexcept>
+
+namespace gate::check::detail {
+
+namespace {
+
+// Groups: every inner check is evaluated; one that could not be makes the
+// group errored, whatever the others say (the group's verdict would rest on
+// a check nobody ran).
+std::string group_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored) {
+  std::vector<std::string> failed;
+  bool any_passed = false;
+  for (const auto& child : c.children) {
+    const Result r = evaluate(child, reply, subject);
+    if (r.errored) {
+      errored = true;
+      return r.label + ": " + r.detail;
+    }
+    if (r.passed)
+      any_passed = true;
+    else
+      failed.push_back(r.label + ": " + r.detail);
+  }
+  std::string list;
+  for (const auto& f : failed)
+    list += (list.empty() ? "" : "; ") + f;
+  if (c.type == Type::any_of) return any_passed ? "" : "expected one of the checks to pass; " + list;
+  return failed.empty() ? ""
+                        : std::to_string(failed.size()) + " of " + std::to_string(c.children.size()) +
+                              " checks failed: " + list;
+}
+
+std::string tool_names(const Reply& reply) {
+  std::vector<std::string> names;
+  for (const auto& tc : reply.tool_calls)
+    names.push_back(tc.name);
+  return names.empty() ? "no tool calls" : "calls were " + quoted_list(names);
+}
+
+std::string tool_args_failure(const Check& c, const Reply& reply) {
+  const std::string& name = c.values.front();
+  auto it = std::find_if(reply.tool_calls.begin(), reply.tool_calls.end(),
+                         [&](const ToolCall& tc) { return tc.name == name; });
+  if (it == reply.tool_calls.end())
+    return "expected a call to " + snippet(name) + "; the first response's " + tool_names(reply);
+  boost::system::error_code ec;
+  boost::json::parse_options opts;
+  opts.max_depth = 64;
+  const boost::json::value args = boost::json::parse(it->arguments, ec, {}, opts);
+  if (ec)
+    return "expected the arguments of " + snippet(name) + " to be JSON; they are " + snippet(it->arguments);
+  const std::string f = json_paths_failure(c, args);
+  return f.empty() ? "" : "the arguments of " + snippet(name) + ": " + f;
+}
+
+} // namespace
+
+std::string extra_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored) {
+  switch (c.type) {
+  case Type::any_of:
+  case Type::all_of: return group_failure(c, reply, subject, errored);
+  case Type::negation: {
+    const Result r = evaluate(c.children.front(), reply, subject);
+    if (r.errored) {
+      errored = true;
+      return r.label + ": " + r.detail;
+    }
+    return r.passed ? "expected " + r.label + " to fail; it passed" : "";
+  }
+  case Type::similar: {
+    const double s = similarity(c.method, reply.text, c.values.front());
+    // The score is shown rounded; the comparison is on the exact value.
+    if (s >= c.number) return "";
+    return "expected " + std::string(c.method == Similarity::rouge_l ? "ROUGE-L F1" : "similarity") + " to " +
+           snippet(c.values.front()) + " of at least " + show_number(c.number) + "; it is " +
+           show_number(static_cast<double>(static_cast<long long>(s * 1000 + 0.5)) / 1000) + " (" +
+           what_came(subject, reply.text) + ")";
+  }
+  case Type::refusal: {
+    auto phrase = refusal_phrase(reply.text);
+    if (!phrase) return "";
+    return "expected not a refusal; " + std::string(subject) + " says " + snippet(*phrase);
+  }
+  case Type::finish_reason: {
+    if (!reply.finish_reason) {
+      errored = true;
+      return "the reply has no finish reason";
+    }
+    const bool same = *reply.finish_reason == c.values.front();
+    if (same != c.negate) return "";
+    return std::string("expected the finish reason ") + (c.negate ? "not to be " : "to be ") +
+           snippet(c.values.front()) + "; it is " + snippet(*reply.finish_reason);
+  }
+  case Type::tool_called: {
+    const auto n = std::count_if(reply.tool_calls.begin(), reply.tool_calls.end(),
+                                 [&](const ToolCall& tc) { return tc.name == c.values.front(); });
+    const bool exact = c.min.has_value();
+    if (exact ? static_cast<double>(n) == *c.min : n > 0) return "";
+    return "expected " + snippet(c.values.front()) + " to be called " +
+           (exact ? show_number(*c.min) + " time(s)" : std::string("at least once")) +
+           "; the first response's " + tool_names(reply);
+  }
+  case Type::tool_args: return tool_args_failure(c, reply);
+  case Type::no_tool_call:
+    return reply.tool_calls.empty() ? "" : "expected no tool call; the first response's " + tool_names(reply);
+  case Type::tool_order: {
+    std::vector<std::string> got;
+    for (const auto& tc : reply.tool_calls)
+      got.push_back(tc.name);
+    return order_failure(c.mode, c.values, got);
+  }
+  case Type::latency_ms:
+    if (!reply.latency_ms) {
+      errored = true;
+      return "the run has no latency";
+    }
+    if (*reply.latency_ms <= *c.max) return "";
+    return "expected a latency of at most " + show_number(*c.max) + " ms; it was " +
+           show_number(static_cast<double>(static_cast<long long>(*reply.latency_ms + 0.5))) + " ms";
+  default: break;
+  }
+  throw std::logic_error("check type \"" + type_name(c.type) + "\" has no evaluator");
+}
+
+} // namespace gate::check::detail

@@ -1,0 +1,106 @@
+#include <gate/check/check.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <gate/util/text.hpp>
+
+namespace gate::check {
+
+namespace {
+
+// Both tables are quadratic in time: beyond this many cells the check is
+// errored rather than stalling a run (5,000 × 5,000 code points).
+constexpr std::size_t k_max_cells = 25'000'000;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::uint32_t> code_points(std::string_view s) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t u = 0;
+    const std::size_t n = decode_utf8(s, i, u);
+    out.push_back(n == 0 ? 0x110000u + static_cast<unsigned char>(s[i]) : u); // an invalid byte stands alone
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (is_space(c)) {
+      if (!cur.empty()) out.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c);
+    }
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+template <class T> void bound(const std::vector<T>& a, const std::vector<T>& b) {
+  if (!a.empty() && b.size() > k_max_cells / a.size())
+    throw std::length_error("the texts are too long to compare (" + std::to_string(a.size()) + " × " +
+                            std::to_string(b.size()) + " units)");
+}
+
+template <class T> std::size_t edit_distance(const std::vector<T>& a, const std::vector<T>& b) {
+  bound(a, b);
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+template <class T> std::size_t lcs_length(const std::vector<T>& a, const std::vector<T>& b) {
+  bound(a, b);
+  std::vector<std::size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = a[i - 1] == b[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+} // namespace
+
+double similarity(Similarity method, std::string_view a, std::string_view b) {
+  a = trim(a);
+  b = trim(b);
+  if (method == Similarity::levenshtein) {
+    const auto x = code_points(a), y = code_points(b);
+    const std::size_t longer = std::max(x.size(), y.size());
+    if (longer == 0) return 1;
+    return 1 - static_cast<double>(edit_distance(x, y)) / static_cast<double>(longer);
+  }
+  const auto x = words(a), y = words(b);
+  if (x.empty() && y.empty()) return 1;
+  if (x.empty() || y.empty()) return 0;
+  const auto lcs = static_cast<double>(lcs_length(x, y));
+  if (lcs == 0) return 0;
+  const double precision = lcs / static_cast<double>(x.size()), recall = lcs / static_cast<double>(y.size());
+  return 2 * precision * recall / (precision + recall);
+}
+
+} // namespace gate::check
