@@ -19,61 +19,15 @@ namespace gate::report {
 
 namespace {
 
-// A JSON string literal that is valid UTF-8 whatever the input: invalid
-// sequences become U+FFFD. One pass that copies clean spans in bulk; this
-// is the hot loop of a large report (json::append_quoted goes byte by byte
-// and would need a separate validation pass).
-void escaped(std::string_view s, std::string& out) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  out.push_back('"');
-  const char* p = s.data();
-  const char* end = p + s.size();
-  const char* clean = p;
-  while (p < end) {
-    unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      ++p;
-      continue;
-    }
-    out.append(clean, p);
-    if (c < 0x80) {
-      switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out.push_back(k_hex[c >> 4]);
-        out.push_back(k_hex[c & 0xf]);
-      }
-      ++p;
-    } else {
-      std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-      if (len != 0 && static_cast<std::size_t>(end - p) >= len && valid_utf8(std::string_view(p, len))) {
-        out.append(p, len);
-        p += len;
-      } else {
-        out += "\xEF\xBF\xBD"; // U+FFFD
-        ++p;
-      }
-    }
-    clean = p;
-  }
-  out.append(clean, p);
-  out.push_back('"');
-}
-
 // Strings are the only place upstream data (answers, check details, error
 // messages) reaches the file, so every one is redacted; contains_secret
 // returns at once when no secret is registered, keeping the common path
 // free of allocations.
 void str(std::string_view s, std::string& out) {
   if (contains_secret(s))
-    escaped(redact(s), out);
+    json::append_quoted(redact(s), out, json::Utf8::repair);
   else
-    escaped(s, out);
+    json::append_quoted(s, out, json::Utf8::repair);
 }
 
 void i64(std::int64_t v, std::string& out) {
