@@ -106,9 +106,9 @@ TEST_CASE("append_quoted keeps or repairs bytes that are not UTF-8") {
         "\"\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\"");
   // keep: the bytes as given (canonical JSON hashes them).
   CHECK(literal("a\xff"
-               "b",
-               Utf8::keep) == "\"a\xff"
-                              "b\"");
+                "b",
+                Utf8::keep) == "\"a\xff"
+                               "b\"");
   // repair: one U+FFFD per byte that starts no valid sequence. A lone
   // continuation byte, a truncated 3-byte sequence (two bytes, two
   // replacements), an overlong '/' (c0 af), a surrogate (ed a0 80) and a
