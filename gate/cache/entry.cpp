@@ -50,9 +50,9 @@ struct Append {
 };
 
 // ...or compared with the line decode read, without building a copy (that
-// copy, a character at a time, cost as much again as the parse). Quoting
-// here must agree with json::append_quoted, which encode uses: if it did not,
-// decode would reject encode's own output, which the round-trip tests catch.
+// copy, a character at a time, cost as much again as the parse). Escapes
+// come from json::escape_of, as those of json::append_quoted (which encode
+// uses) do, so the two agree by construction.
 struct Match {
   std::string_view line;
   std::size_t pos = 0;
@@ -69,7 +69,6 @@ struct Match {
       ok = false;
   }
   void quoted(std::string_view s) {
-    static constexpr char k_hex[] = "0123456789abcdef";
     lit("\"");
     if (!ok) return;
     const char* p = line.data() + pos;
@@ -92,20 +91,8 @@ struct Match {
         ++p;
         continue;
       }
-      char esc[6] = {'\\', static_cast<char>(c), 0, 0, 0, 0};
-      std::size_t n = 2;
-      switch (c) {
-      case '"':
-      case '\\': break;
-      case '\n': esc[1] = 'n'; break;
-      case '\r': esc[1] = 'r'; break;
-      case '\t': esc[1] = 't'; break;
-      case '\b': esc[1] = 'b'; break;
-      case '\f': esc[1] = 'f'; break;
-      default:
-        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = k_hex[c >> 4], esc[5] = k_hex[c & 0xf];
-        n = 6;
-      }
+      char esc[6];
+      const std::size_t n = json::escape_of(c, esc);
       if (static_cast<std::size_t>(end - p) < n || std::memcmp(p, esc, n) != 0) return fail();
       p += n;
     }

@@ -5,8 +5,7 @@
 
 #include <gate/render/escape.hpp>
 #include <gate/report/report.hpp>
-#include <gate/util/json.hpp>
-#include <gate/util/redact.hpp>
+#include <gate/util/json_writer.hpp>
 #include <gate/util/text.hpp>
 
 namespace gate::render {
@@ -20,64 +19,19 @@ using compare::ScenarioRow;
 using compare::TaskDiff;
 using compare::Verdict;
 
-// Writes one JSON object's members in call order; a `multiline` object puts
-// each member on its own line.
-class Object {
-public:
-  explicit Object(std::string& out, bool multiline = false) : out_(out), multiline_(multiline) {
-    out_ += '{';
-  }
-  ~Object() { out_ += multiline_ && !first_ ? "\n}" : "}"; }
-  Object(const Object&) = delete;
-  Object& operator=(const Object&) = delete;
+using json::Layout;
+using json::Writer;
 
-  std::string& key(std::string_view k) {
-    if (!first_) out_ += ',';
-    if (multiline_) out_ += '\n';
-    first_ = false;
-    json::append_quoted(k, out_);
-    out_ += ':';
-    return out_;
-  }
-  void str(std::string_view k, std::string_view v) { append_string(v, key(k)); }
-  void num(std::string_view k, double v) { json::append_number(v, key(k)); }
-  void integer(std::string_view k, std::int64_t v) { key(k) += std::to_string(v); }
-  void boolean(std::string_view k, bool v) { key(k) += v ? "true" : "false"; }
-  void opt(std::string_view k, const std::optional<double>& v) {
-    if (v)
-      num(k, *v);
-    else
-      key(k) += "null";
-  }
-  void strings(std::string_view k, const std::vector<std::string>& v) {
-    std::string& o = key(k);
-    o += '[';
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i > 0) o += ',';
-      append_string(v[i], o);
-    }
-    o += ']';
-  }
-
-  static void append_string(std::string_view v, std::string& out) {
-    json::append_quoted(to_valid_utf8(redact(v)), out);
-  }
-
-private:
-  std::string& out_;
-  bool multiline_;
-  bool first_ = true;
-};
-
-void suite(const report::SuiteInfo& s, std::string& out) {
-  Object o(out);
+void suite(const report::SuiteInfo& s, Writer& o) {
+  o.begin_object();
   o.str("name", s.name);
   o.str("version", s.version);
   o.str("sha256", s.sha256);
+  o.end_object();
 }
 
-void metric(const MetricRow& r, std::string& out) {
-  Object o(out);
+void metric(const MetricRow& r, Writer& o) {
+  o.begin_object();
   o.str("key", r.key);
   o.str("name", r.name);
   o.str("unit", r.unit);
@@ -90,31 +44,26 @@ void metric(const MetricRow& r, std::string& out) {
   o.num("suite_delta", r.suite_delta);
   o.num("delta", r.delta);
   o.integer("scope_tasks", r.scope_tasks);
-  if (r.k)
-    o.integer("k", *r.k);
-  else
-    o.key("k") += "null";
-  {
-    Object i(o.key("delta_interval"));
-    i.num("low", r.delta_interval.low);
-    i.num("high", r.delta_interval.high);
-  }
+  o.integer("k", r.k);
+  o.key("delta_interval").begin_object();
+  o.num("low", r.delta_interval.low).num("high", r.delta_interval.high).end_object();
   o.boolean("higher_is_better", r.higher_is_better);
-  o.opt("threshold", r.threshold);
-  o.opt("p_value", r.p_value);
-  o.opt("p_adjusted", r.p_adjusted);
-  o.opt("noise_floor", r.noise_floor);
-  o.opt("min_p", r.min_p);
+  o.num("threshold", r.threshold);
+  o.num("p_value", r.p_value);
+  o.num("p_adjusted", r.p_adjusted);
+  o.num("noise_floor", r.noise_floor);
+  o.num("min_p", r.min_p);
   o.str("test", r.test);
   o.boolean("gated", r.gated);
   o.boolean("crossed", r.crossed);
   o.boolean("significant", r.significant);
   o.boolean("failed", r.failed);
   o.boolean("inconclusive", r.inconclusive);
+  o.end_object();
 }
 
-void task(const TaskDiff& t, std::string& out) {
-  Object o(out);
+void task(const TaskDiff& t, Writer& o) {
+  o.begin_object();
   o.str("id", t.id);
   o.str("scenario", t.scenario);
   o.integer("c_b", t.c_b);
@@ -137,57 +86,53 @@ void task(const TaskDiff& t, std::string& out) {
   // verdict cuts it.
   o.str("input_excerpt", truncate_utf8(question_excerpt(t.input), k_excerpt_bytes));
   o.str("answer_excerpt", t.answer_excerpt);
-  if (t.first_divergence)
-    o.integer("first_divergence", *t.first_divergence);
-  else
-    o.key("first_divergence") += "null";
+  o.integer("first_divergence", t.first_divergence);
+  o.end_object();
 }
 
-void scenario(const ScenarioRow& s, std::string& out) {
-  Object o(out);
+void scenario(const ScenarioRow& s, Writer& o) {
+  o.begin_object();
   o.str("scenario", s.scenario);
   o.num("baseline", s.baseline);
   o.num("current", s.current);
   o.integer("tasks", s.tasks);
+  o.end_object();
 }
 
 // "[\n{…},\n{…}\n]": one element per line.
-template <typename T, typename F> void lines(const std::vector<T>& items, F write, std::string& out) {
-  out += '[';
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    out += i == 0 ? "\n" : ",\n";
-    write(items[i], out);
-  }
-  out += items.empty() ? "]" : "\n]";
+template <typename T, typename F> void lines(const std::vector<T>& items, F write, Writer& o) {
+  o.begin_array(Layout::lines);
+  for (const auto& item : items)
+    write(item, o);
+  o.end_array();
 }
 
-void confirmed_task(const compare::ConfirmedTask& t, std::string& out) {
-  Object o(out);
+void confirmed_task(const compare::ConfirmedTask& t, Writer& o) {
+  o.begin_object();
   o.str("id", t.id);
   o.integer("baseline_passed", t.baseline_passed);
   o.integer("baseline_runs", t.baseline_runs);
   o.integer("current_passed", t.current_passed);
   o.integer("current_runs", t.current_runs);
   o.boolean("worse", t.worse);
+  o.end_object();
 }
 
-void confirmation(const compare::Confirmation& c, std::string& out) {
-  Object o(out);
+void confirmation(const compare::Confirmation& c, Writer& o) {
+  o.begin_object();
   o.str("state", compare::to_string(c.state));
   o.integer("runs", c.runs);
   o.integer("max_calls", c.max_calls);
   o.integer("planned_calls", c.planned_calls);
   o.integer("calls", c.calls);
-  if (c.tokens)
-    o.integer("tokens", *c.tokens);
-  else
-    o.key("tokens") += "null";
+  o.integer("tokens", c.tokens);
   o.num("p_value", c.p_value);
   o.num("level", c.level);
   lines(c.tasks, confirmed_task, o.key("tasks"));
   o.strings("left_out", c.left_out);
   o.strings("missing", c.missing);
   o.str("command", c.command);
+  o.end_object();
 }
 
 } // namespace
@@ -196,7 +141,8 @@ std::string verdict_json(const Verdict& v) {
   std::string out;
   out.reserve(4096 + v.tasks.size() * 400);
   {
-    Object o(out, true);
+    Writer o(out);
+    o.begin_object(Layout::lines);
     o.str("schema", k_verdict_schema);
     o.str("status", compare::to_string(v.status));
     o.boolean("passed", v.passed());
@@ -208,10 +154,7 @@ std::string verdict_json(const Verdict& v) {
     suite(v.baseline_suite, o.key("baseline_suite"));
     suite(v.current_suite, o.key("current_suite"));
     o.num("alpha", v.alpha);
-    if (v.max_new_failures)
-      o.integer("max_new_failures", *v.max_new_failures);
-    else
-      o.key("max_new_failures") += "null";
+    o.integer("max_new_failures", v.max_new_failures);
     o.integer("paired", v.paired);
     o.integer("unchanged_inputs", v.unchanged_inputs);
     o.integer("affected", v.affected);
@@ -233,7 +176,8 @@ std::string verdict_json(const Verdict& v) {
     if (v.confirmation)
       confirmation(*v.confirmation, o.key("confirmation"));
     else
-      o.key("confirmation") += "null";
+      o.key("confirmation").null();
+    o.end_object();
   }
   out += '\n';
   return out;

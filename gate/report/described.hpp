@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -107,6 +108,34 @@ struct Millis {
     else
       return expected;
     return v < 0 ? ">= 0" : nullptr;
+  }
+};
+
+// Written only (the stats, which a reader recomputes rather than reads): a
+// number, null when not finite; null for an absent value; arrays of numbers
+// and strings.
+struct Number {
+  static constexpr const char* expected = "a number";
+  static void write(double v, std::string& out) { json::append_number(v, out); }
+};
+template <class Codec> struct OrNull {
+  static constexpr const char* expected = "a value or null";
+  template <class V> static void write(const std::optional<V>& v, std::string& out) {
+    if (v)
+      Codec::write(*v, out);
+    else
+      out += "null";
+  }
+};
+template <class Codec> struct ArrayOf {
+  static constexpr const char* expected = "an array";
+  template <class V> static void write(const std::vector<V>& v, std::string& out) {
+    out.push_back('[');
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i != 0) out.push_back(',');
+      Codec::write(v[i], out);
+    }
+    out.push_back(']');
   }
 };
 
@@ -218,6 +247,30 @@ template <class Codec, class V> void write_value(const V& v, std::string& out) {
     Codec::write(v, out);
   }
 }
+
+// Written only: a std::map as a JSON object in key order, each value as
+// `Codec` writes it; integer keys are written as strings.
+template <class Codec> struct MapOf {
+  static constexpr const char* expected = "an object";
+  template <class M> static void write(const M& m, std::string& out) {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [k, v] : m) {
+      if (!first) out.push_back(',');
+      first = false;
+      if constexpr (std::is_integral_v<std::decay_t<decltype(k)>>) {
+        out.push_back('"');
+        write_int(k, out);
+        out.push_back('"');
+      } else {
+        write_string(k, out);
+      }
+      out.push_back(':');
+      write_value<Codec>(v, out);
+    }
+    out.push_back('}');
+  }
+};
 
 // Opens the object and writes the fields of `o` that are present, in
 // description order; the caller closes it. `custom(name, key)` writes a

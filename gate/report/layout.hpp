@@ -122,6 +122,96 @@ template <> struct Description<results::Run> {
   };
 };
 
+// The stats are written for readers and diffs, never read back (a reader
+// recomputes them from the runs): their codecs only write.
+template <> struct Description<metrics::Interval> {
+  static constexpr auto fields = std::tuple{
+      field<Number>("low", &metrics::Interval::low),
+      field<Number>("high", &metrics::Interval::high),
+  };
+};
+
+template <> struct Description<metrics::RateSummary> {
+  using S = metrics::RateSummary;
+  static constexpr auto fields = std::tuple{
+      field<Count>("tasks", &S::tasks),        field<Count>("runs", &S::runs),
+      field<Count>("passed", &S::passed),      field<Number>("success_rate", &S::success_rate),
+      field<Object>("interval", &S::interval), field<Text>("interval_method", &S::interval_method),
+  };
+};
+
+template <> struct Description<metrics::Latency> {
+  using S = metrics::Latency;
+  static constexpr auto fields = std::tuple{
+      field<Count>("count", &S::count),
+      field<Number>("p50", &S::p50),
+      field<Number>("p95", &S::p95),
+      field<Number>("max", &S::max),
+  };
+};
+
+template <> struct Description<metrics::SuiteStats> {
+  using S = metrics::SuiteStats;
+  static constexpr auto fields = std::tuple{
+      field<Object>("overall", &S::overall),
+      field<MapOf<Object>>("by_scenario", &S::by_scenario),
+      field<MapOf<Object>>("by_difficulty", &S::by_difficulty),
+      field<ArrayOf<Number>>("pass_at_k", &S::pass_at_k),
+      field<ArrayOf<Number>>("pass_hat_k", &S::pass_hat_k),
+      field<Count>("pass_k_tasks", &S::pass_k_tasks),
+      field<Count>("pass_k_left_out", &S::pass_k_left_out),
+      field<Number>("consistency_gap_pp", &S::consistency_gap_pp),
+      field<Number>("mixed_share_pp", &S::mixed_share_pp),
+      field<OrNull<Number>>("answer_inconsistency_pp", &S::answer_inconsistency_pp),
+      field<OrNull<Number>>("trajectory_inconsistency_pp", &S::trajectory_inconsistency_pp),
+      field<OrNull<Number>>("trajectory_similarity", &S::trajectory_similarity),
+      field<OrNull<Number>>("group_completion", &S::group_completion),
+      field<MapOf<Count>>("first_divergence_histogram", &S::first_divergence_histogram),
+      field<OrNull<Count>>("token_band_outliers", &S::token_band_outliers),
+      field<OrNull<Count>>("polluted_tasks", &S::polluted_tasks),
+      field<MapOf<ArrayOf<Text>>>("route_by_run", &S::route_by_run),
+      field<Count>("total_runs", &S::total_runs),
+      field<Count>("errored_runs", &S::errored_runs),
+      field<Number>("error_rate", &S::error_rate),
+      field<MapOf<Count>>("errors_by_bucket", &S::errors_by_bucket),
+      field<Count>("prompt_tokens", &S::prompt_tokens),
+      field<Count>("completion_tokens", &S::completion_tokens),
+      field<Count>("cached_tokens", &S::cached_tokens),
+      field<Count>("paid_tokens", &S::paid_tokens),
+      field<Number>("tokens_per_task", &S::tokens_per_task),
+      field<Count>("runs_without_usage", &S::runs_without_usage),
+      field<Count>("cache_hits", &S::cache_hits),
+      field<Object>("call_latency", &S::call_latency),
+      field<Object>("run_latency", &S::run_latency),
+  };
+};
+
+template <> struct Description<metrics::TaskStats> {
+  using S = metrics::TaskStats;
+  static constexpr auto fields = std::tuple{
+      field<Count>("n", &S::n),
+      field<Count>("c", &S::c),
+      field<Count>("errored", &S::errored),
+      field<Number>("rate", &S::rate),
+      field<ArrayOf<Number>>("pass_at_k", &S::pass_at_k),
+      field<ArrayOf<Number>>("pass_hat_k", &S::pass_hat_k),
+      field<Flag>("mixed", &S::mixed),
+      field<Flag>("outcome_consistent", &S::outcome_consistent),
+      field<Flag>("answer_consistent", &S::answer_consistent),
+      field<Flag>("trajectory_consistent", &S::trajectory_consistent),
+      field<Number>("trajectory_similarity", &S::trajectory_similarity),
+      field<OrNull<Count>>("first_divergence", &S::first_divergence),
+      field<Flag>("route_polluted", &S::route_polluted),
+      field<ArrayOf<Text>>("route_diff", &S::route_diff),
+      field<ArrayOf<Count>>("token_band_outliers", &S::token_band_outliers),
+      field<Count>("prompt_tokens", &S::prompt_tokens),
+      field<Count>("completion_tokens", &S::completion_tokens),
+      field<Count>("cached_tokens", &S::cached_tokens),
+      field<Count>("paid_tokens", &S::paid_tokens),
+      field<Flag>("usage_missing", &S::usage_missing),
+  };
+};
+
 template <> struct Description<results::Task> {
   using T = results::Task;
   // Written only when known, so that reports without it (imported logs,

@@ -19,61 +19,15 @@ namespace gate::report {
 
 namespace {
 
-// A JSON string literal that is valid UTF-8 whatever the input: invalid
-// sequences become U+FFFD. One pass that copies clean spans in bulk; this
-// is the hot loop of a large report (json::append_quoted goes byte by byte
-// and would need a separate validation pass).
-void escaped(std::string_view s, std::string& out) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  out.push_back('"');
-  const char* p = s.data();
-  const char* end = p + s.size();
-  const char* clean = p;
-  while (p < end) {
-    unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      ++p;
-      continue;
-    }
-    out.append(clean, p);
-    if (c < 0x80) {
-      switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out.push_back(k_hex[c >> 4]);
-        out.push_back(k_hex[c & 0xf]);
-      }
-      ++p;
-    } else {
-      std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-      if (len != 0 && static_cast<std::size_t>(end - p) >= len && valid_utf8(std::string_view(p, len))) {
-        out.append(p, len);
-        p += len;
-      } else {
-        out += "\xEF\xBF\xBD"; // U+FFFD
-        ++p;
-      }
-    }
-    clean = p;
-  }
-  out.append(clean, p);
-  out.push_back('"');
-}
-
 // Strings are the only place upstream data (answers, check details, error
 // messages) reaches the file, so every one is redacted; contains_secret
 // returns at once when no secret is registered, keeping the common path
 // free of allocations.
 void str(std::string_view s, std::string& out) {
   if (contains_secret(s))
-    escaped(redact(s), out);
+    json::append_quoted(redact(s), out, json::Utf8::repair);
   else
-    escaped(s, out);
+    json::append_quoted(s, out, json::Utf8::repair);
 }
 
 void i64(std::int64_t v, std::string& out) {
@@ -82,214 +36,14 @@ void i64(std::int64_t v, std::string& out) {
   out.append(buf, res.ptr);
 }
 
-void num(double d, std::string& out) { json::append_number(d, out); }
-
-void boolean(bool b, std::string& out) { out += b ? "true" : "false"; }
-
-void doubles(const std::vector<double>& v, std::string& out) {
-  out.push_back('[');
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    num(v[i], out);
-  }
-  out.push_back(']');
-}
-
-void strings(const std::vector<std::string>& v, std::string& out) {
-  out.push_back('[');
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    str(v[i], out);
-  }
-  out.push_back(']');
-}
-
-// A map as a JSON object in key order: `value(v, out)` writes each value.
-// Keys are strings, or integers written as strings.
-template <class Map, class Value> void object_of(const Map& m, std::string& out, Value value) {
-  out.push_back('{');
-  bool first = true;
-  for (const auto& [k, v] : m) {
-    if (!first) out.push_back(',');
-    first = false;
-    if constexpr (std::is_integral_v<std::decay_t<decltype(k)>>) {
-      out.push_back('"');
-      i64(k, out);
-      out.push_back('"');
-    } else {
-      str(k, out);
-    }
-    out.push_back(':');
-    value(v, out);
-  }
-  out.push_back('}');
-}
-
-void route(const results::Route& r, std::string& out) { object_of(r, out, str); }
+// The route is a map of strings: written as the stats' maps are.
+void route(const results::Route& r, std::string& out) { detail::MapOf<detail::Text>::write(r, out); }
 
 // Config is free-form JSON; written with sorted keys (canonical order) and
 // every string, keys included, redacted.
 // Free-form JSON (the effective config) in canonical form, redacted as a
 // whole: it holds no hashes a secret's tail could collide with.
 void value(const boost::json::value& v, std::string& out) { out += redact(json::canonical(v)); }
-
-void rate_summary(const metrics::RateSummary& s, std::string& out) {
-  out += "{\"tasks\":";
-  i64(s.tasks, out);
-  out += ",\"runs\":";
-  i64(s.runs, out);
-  out += ",\"passed\":";
-  i64(s.passed, out);
-  out += ",\"success_rate\":";
-  num(s.success_rate, out);
-  out += ",\"interval\":{\"low\":";
-  num(s.interval.low, out);
-  out += ",\"high\":";
-  num(s.interval.high, out);
-  out += "},\"interval_method\":";
-  str(s.interval_method, out);
-  out.push_back('}');
-}
-
-void rate_map(const std::map<std::string, metrics::RateSummary>& m, std::string& out) {
-  object_of(m, out, rate_summary);
-}
-
-void latency(const metrics::Latency& l, std::string& out) {
-  out += "{\"count\":";
-  i64(l.count, out);
-  out += ",\"p50\":";
-  num(l.p50, out);
-  out += ",\"p95\":";
-  num(l.p95, out);
-  out += ",\"max\":";
-  num(l.max, out);
-  out.push_back('}');
-}
-
-template <typename T> void optional_num(const std::optional<T>& v, std::string& out) {
-  if (!v) {
-    out += "null";
-  } else if constexpr (std::is_integral_v<T>) {
-    i64(*v, out);
-  } else {
-    num(*v, out);
-  }
-}
-
-void suite_stats(const metrics::SuiteStats& s, std::string& out) {
-  out += "{\"overall\":";
-  rate_summary(s.overall, out);
-  out += ",\"by_scenario\":";
-  rate_map(s.by_scenario, out);
-  out += ",\"by_difficulty\":";
-  rate_map(s.by_difficulty, out);
-  out += ",\"pass_at_k\":";
-  doubles(s.pass_at_k, out);
-  out += ",\"pass_hat_k\":";
-  doubles(s.pass_hat_k, out);
-  out += ",\"pass_k_tasks\":";
-  i64(s.pass_k_tasks, out);
-  out += ",\"pass_k_left_out\":";
-  i64(s.pass_k_left_out, out);
-  out += ",\"consistency_gap_pp\":";
-  num(s.consistency_gap_pp, out);
-  out += ",\"mixed_share_pp\":";
-  num(s.mixed_share_pp, out);
-  out += ",\"answer_inconsistency_pp\":";
-  optional_num(s.answer_inconsistency_pp, out);
-  out += ",\"trajectory_inconsistency_pp\":";
-  optional_num(s.trajectory_inconsistency_pp, out);
-  out += ",\"trajectory_similarity\":";
-  optional_num(s.trajectory_similarity, out);
-  out += ",\"group_completion\":";
-  optional_num(s.group_completion, out);
-  out += ",\"first_divergence_histogram\":";
-  object_of(s.first_divergence_histogram, out, i64);
-  out += ",\"token_band_outliers\":";
-  optional_num(s.token_band_outliers, out);
-  out += ",\"polluted_tasks\":";
-  optional_num(s.polluted_tasks, out);
-  out += ",\"route_by_run\":";
-  object_of(s.route_by_run, out, strings);
-  out += ",\"total_runs\":";
-  i64(s.total_runs, out);
-  out += ",\"errored_runs\":";
-  i64(s.errored_runs, out);
-  out += ",\"error_rate\":";
-  num(s.error_rate, out);
-  out += ",\"errors_by_bucket\":";
-  object_of(s.errors_by_bucket, out, i64);
-  out += ",\"prompt_tokens\":";
-  i64(s.prompt_tokens, out);
-  out += ",\"completion_tokens\":";
-  i64(s.completion_tokens, out);
-  out += ",\"cached_tokens\":";
-  i64(s.cached_tokens, out);
-  out += ",\"paid_tokens\":";
-  i64(s.paid_tokens, out);
-  out += ",\"tokens_per_task\":";
-  num(s.tokens_per_task, out);
-  out += ",\"runs_without_usage\":";
-  i64(s.runs_without_usage, out);
-  out += ",\"cache_hits\":";
-  i64(s.cache_hits, out);
-  out += ",\"call_latency\":";
-  latency(s.call_latency, out);
-  out += ",\"run_latency\":";
-  latency(s.run_latency, out);
-  out.push_back('}');
-}
-
-void task_stats(const metrics::TaskStats& s, std::string& out) {
-  out += "{\"n\":";
-  i64(s.n, out);
-  out += ",\"c\":";
-  i64(s.c, out);
-  out += ",\"errored\":";
-  i64(s.errored, out);
-  out += ",\"rate\":";
-  num(s.rate, out);
-  out += ",\"pass_at_k\":";
-  doubles(s.pass_at_k, out);
-  out += ",\"pass_hat_k\":";
-  doubles(s.pass_hat_k, out);
-  out += ",\"mixed\":";
-  boolean(s.mixed, out);
-  out += ",\"outcome_consistent\":";
-  boolean(s.outcome_consistent, out);
-  out += ",\"answer_consistent\":";
-  boolean(s.answer_consistent, out);
-  out += ",\"trajectory_consistent\":";
-  boolean(s.trajectory_consistent, out);
-  out += ",\"trajectory_similarity\":";
-  num(s.trajectory_similarity, out);
-  out += ",\"first_divergence\":";
-  if (s.first_divergence)
-    i64(*s.first_divergence, out);
-  else
-    out += "null";
-  out += ",\"route_polluted\":";
-  boolean(s.route_polluted, out);
-  out += ",\"route_diff\":";
-  strings(s.route_diff, out);
-  out += ",\"token_band_outliers\":[";
-  for (std::size_t i = 0; i < s.token_band_outliers.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    i64(s.token_band_outliers[i], out);
-  }
-  out += "],\"prompt_tokens\":";
-  i64(s.prompt_tokens, out);
-  out += ",\"completion_tokens\":";
-  i64(s.completion_tokens, out);
-  out += ",\"cached_tokens\":";
-  i64(s.cached_tokens, out);
-  out += ",\"paid_tokens\":";
-  i64(s.paid_tokens, out);
-  out += ",\"usage_missing\":";
-  boolean(s.usage_missing, out);
-  out.push_back('}');
-}
 
 // `shared` is the route most runs used ("runs_route", else "route"): a run
 // that used it does not repeat it, which keeps a third of every run line
@@ -389,7 +143,7 @@ void tasks(const Report& r, std::size_t begin, std::size_t end, const results::R
     detail::write_fields(t, out, [&](std::string_view name, auto key) {
       key();
       if (name == "stats") {
-        task_stats(r.task_stats[i], out);
+        detail::write_object(r.task_stats[i], out);
         return;
       }
       out.push_back('[');
@@ -429,7 +183,7 @@ std::string to_json(const Report& r) {
     } else if (name == "runs_route") {
       route(shared, out);
     } else if (name == "stats") {
-      suite_stats(r.stats, out);
+      detail::write_object(r.stats, out);
     } else {
       out.push_back('[');
       std::vector<std::string> parts(bounds.size() - 1);

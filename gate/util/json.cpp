@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <gate/util/error.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::json {
 
@@ -122,28 +123,55 @@ boost::json::value parse_strict(std::string_view text, const std::string& where,
   return v;
 }
 
-void append_quoted(std::string_view s, std::string& out) {
+std::size_t escape_of(unsigned char c, char esc[6]) {
   static constexpr char k_hex[] = "0123456789abcdef";
+  esc[0] = '\\';
+  switch (c) {
+  case '"': esc[1] = '"'; return 2;
+  case '\\': esc[1] = '\\'; return 2;
+  case '\n': esc[1] = 'n'; return 2;
+  case '\r': esc[1] = 'r'; return 2;
+  case '\t': esc[1] = 't'; return 2;
+  case '\b': esc[1] = 'b'; return 2;
+  case '\f': esc[1] = 'f'; return 2;
+  default:
+    esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = k_hex[c >> 4], esc[5] = k_hex[c & 0xf];
+    return 6;
+  }
+}
+
+void append_quoted(std::string_view s, std::string& out, Utf8 utf8) {
   out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    default:
-      if (c < 0x20) {
-        out += "\\u00";
-        out.push_back(k_hex[c >> 4]);
-        out.push_back(k_hex[c & 0xf]);
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  // Plain ASCII is copied in spans between the bytes that need work: this is
+  // the hot loop of a large report.
+  const char* clean = p;
+  while (p < end) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x20 && c != '"' && c != '\\' && (c < 0x80 || utf8 == Utf8::keep)) {
+      ++p;
+      continue;
+    }
+    out.append(clean, p);
+    if (c < 0x80) {
+      char esc[6];
+      out.append(esc, escape_of(c, esc));
+      ++p;
+    } else {
+      std::uint32_t cp = 0;
+      const std::size_t len = decode_utf8(s, static_cast<std::size_t>(p - s.data()), cp);
+      if (len != 0) {
+        out.append(p, len);
+        p += len;
       } else {
-        out.push_back(static_cast<char>(c));
+        out += "\xEF\xBF\xBD"; // U+FFFD
+        ++p;
       }
     }
+    clean = p;
   }
+  out.append(clean, p);
   out.push_back('"');
 }
 

@@ -32,8 +32,20 @@ std::string describe(const boost::system::error_code& ec);
 std::string canonical(const boost::json::value& v);
 void append_canonical(const boost::json::value& v, std::string& out);
 
-// A JSON string literal (with quotes) for `s`, escaping as RFC 8259 requires.
-void append_quoted(std::string_view s, std::string& out);
+// What a string literal does with bytes that are not UTF-8.
+enum class Utf8 {
+  keep,   // copied as they are: canonical JSON hashes the bytes it was given
+  repair, // each byte that starts no valid sequence becomes U+FFFD
+};
+// A JSON string literal (with quotes) for `s`: `"` and `\` escaped, \b \f
+// \n \r \t by name, other bytes below 0x20 as \u00xx (lowercase hex),
+// everything else as it is. The one escaper of gate's JSON: cache keys are
+// hashed from its bytes, so the escapes above must never change.
+void append_quoted(std::string_view s, std::string& out, Utf8 utf8 = Utf8::keep);
+// The escape append_quoted writes for the byte `c` (< 0x20, `"` or `\`)
+// into `esc`, and its length (2 or 6): for readers that compare rather than
+// write (cache/entry.cpp).
+std::size_t escape_of(unsigned char c, char esc[6]);
 // A number in shortest round-trip form; non-finite values are written as null.
 void append_number(double d, std::string& out);
 

@@ -63,3 +63,62 @@ TEST_CASE("typed accessors name the field") {
                        gate::Error);
   CHECK_THROWS_WITH_AS(gate::json::get_int(o, "zz", "where"), "where: missing field \"zz\"", gate::Error);
 }
+
+namespace {
+std::string literal(std::string_view s, gate::json::Utf8 utf8 = gate::json::Utf8::keep) {
+  std::string out;
+  gate::json::append_quoted(s, out, utf8);
+  return out;
+}
+} // namespace
+
+TEST_CASE("append_quoted escapes every control byte, quotes and backslash") {
+  using namespace std::string_literals;
+  // Five by name, the other 27 bytes below 0x20 as \u00xx in lowercase hex.
+  CHECK(literal("\b\f\n\r\t") == R"("\b\f\n\r\t")");
+  CHECK(literal("\"\\/") == R"("\"\\/")");
+  CHECK(literal("\x00"s) == R"("\u0000")");
+  CHECK(literal("\x01\x07\x0b\x0e\x1f") == R"("\u0001\u0007\u000b\u000e\u001f")");
+  CHECK(literal("\x7f") == "\"\x7f\"");
+  for (int c = 0; c < 0x20; ++c) {
+    std::string want;
+    switch (c) {
+    case '\b': want = "\\b"; break;
+    case '\t': want = "\\t"; break;
+    case '\n': want = "\\n"; break;
+    case '\f': want = "\\f"; break;
+    case '\r': want = "\\r"; break;
+    default: want = std::string("\\u00") + "0123456789abcdef"[c >> 4] + "0123456789abcdef"[c & 0xf];
+    }
+    CHECK(literal(std::string(1, static_cast<char>(c))) == "\"" + want + "\"");
+    char esc[6];
+    CHECK(std::string(esc, gate::json::escape_of(static_cast<unsigned char>(c), esc)) == want);
+  }
+  // Clean spans around escapes are copied whole.
+  CHECK(literal("ab\"cd\\ef\ngh") == R"("ab\"cd\\ef\ngh")");
+  CHECK(literal("") == R"("")");
+}
+
+TEST_CASE("append_quoted keeps or repairs bytes that are not UTF-8") {
+  using gate::json::Utf8;
+  // Valid multi-byte sequences pass either way: é, 日, 😀.
+  CHECK(literal("\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80", Utf8::repair) ==
+        "\"\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\"");
+  // keep: the bytes as given (canonical JSON hashes them).
+  CHECK(literal("a\xff"
+                "b",
+                Utf8::keep) == "\"a\xff"
+                               "b\"");
+  // repair: one U+FFFD per byte that starts no valid sequence. A lone
+  // continuation byte, a truncated 3-byte sequence (two bytes, two
+  // replacements), an overlong '/' (c0 af), a surrogate (ed a0 80) and a
+  // lead byte at the end.
+  const std::string r = "\xef\xbf\xbd";
+  CHECK(literal("\x80", Utf8::repair) == "\"" + r + "\"");
+  CHECK(literal("x\xe6\x97", Utf8::repair) == "\"x" + r + r + "\"");
+  CHECK(literal("\xc0\xaf", Utf8::repair) == "\"" + r + r + "\"");
+  CHECK(literal("\xed\xa0\x80", Utf8::repair) == "\"" + r + r + r + "\"");
+  CHECK(literal("ok\xf0", Utf8::repair) == "\"ok" + r + "\"");
+  // A control byte after repaired bytes is still escaped.
+  CHECK(literal("\xff\n", Utf8::repair) == "\"" + r + "\\n\"");
+}
