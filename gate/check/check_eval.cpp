@@ -141,12 +141,6 @@ std::string show_pattern(std::string_view pattern) {
 }
 
 bool is_number(const boost::json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
-double to_double(const boost::json::value& v) {
-  if (v.is_int64()) return static_cast<double>(v.get_int64());
-  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
-  return v.get_double();
-}
-
 std::optional<boost::json::value> parse_json(std::string_view text) {
   boost::json::parse_options opts;
   opts.max_depth = k_max_answer_depth;
@@ -231,7 +225,7 @@ std::string json_paths_failure(const Check& c, const boost::json::value& doc_val
       break;
     case Test::range: {
       if (!is_number(*v)) return expected + "it is " + show_json(*v);
-      double x = to_double(*v);
+      double x = json::to_double(*v);
       if ((p.min && x < *p.min) || (p.max && x > *p.max)) return expected + "it is " + show_number(x);
       break;
     }
@@ -427,7 +421,7 @@ bool json_equal(const boost::json::value& a, const boost::json::value& b) {
       const auto& u = a.is_uint64() ? a : b;
       return i.get_int64() >= 0 && static_cast<std::uint64_t>(i.get_int64()) == u.get_uint64();
     }
-    return to_double(a) == to_double(b);
+    return json::to_double(a) == json::to_double(b);
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {

@@ -20,12 +20,6 @@ std::string join(const std::vector<std::string>& items) {
 
 using gate::json::kind_name;
 
-double to_double(const boost::json::value& v) {
-  if (v.is_int64()) return static_cast<double>(v.get_int64());
-  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
-  return v.get_double();
-}
-
 // Typed access to the fields of one check object; every message starts
 // with `at`, which names the suite line and the check.
 struct Fields {
@@ -62,7 +56,7 @@ struct Fields {
     const auto* v = get(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is_number()) wrong(key, "a number", *v);
-    return to_double(*v);
+    return json::to_double(*v);
   }
   std::vector<std::string> texts(const char* key) const {
     const auto* v = get(key);

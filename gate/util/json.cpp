@@ -274,12 +274,16 @@ std::string get_string(const boost::json::object& o, std::string_view key, const
   return std::string(v.get_string());
 }
 
-double get_number(const boost::json::object& o, std::string_view key, const std::string& where) {
-  const auto& v = field(o, key, where);
-  if (v.is_double()) return v.get_double();
+double to_double(const boost::json::value& v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());
   if (v.is_uint64()) return static_cast<double>(v.get_uint64());
-  wrong_type(key, where, "a number");
+  return v.get_double();
+}
+
+double get_number(const boost::json::object& o, std::string_view key, const std::string& where) {
+  const auto& v = field(o, key, where);
+  if (!v.is_number()) wrong_type(key, where, "a number");
+  return to_double(v);
 }
 
 std::int64_t get_int(const boost::json::object& o, std::string_view key, const std::string& where) {

@@ -52,6 +52,9 @@ void append_number(double d, std::string& out);
 // "a string", "a number", "an object", … for "expected X, got Y" messages.
 const char* kind_name(const boost::json::value& v);
 
+// A JSON number (int64, uint64 or double) as a double; `v` must be a number.
+double to_double(const boost::json::value& v);
+
 // Plain accessors that throw Error(bad_input) naming `where` and the key
 // when a field is missing or has the wrong type.
 // `where` is a string_view, not a std::string: g++ 13+ warns of a dangling
