@@ -56,7 +56,7 @@ hook=(-UCMAKE_PROJECT_INCLUDE)
 grep -q 'add_subdirectory(fuzz)' "$root/CMakeLists.txt" || hook=(-DCMAKE_PROJECT_INCLUDE="$root/fuzz/standalone.cmake")
 
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DGATE_BUILD_TESTS=OFF -DGATE_FUZZ=ON \
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DGATE_BUILD_TESTS=OFF -DGATE_FUZZ=ON -DGATE_UNITY=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${hook[@]}" >/dev/null
 # One target at a time, so a module that does not build fails only the

@@ -20,12 +20,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 std::string unbracket(const std::string& host) {
   return host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2)
                                                                       : host;
@@ -71,7 +65,7 @@ Proxy parse_proxy(const std::string& value, const std::string& setting) {
     throw_cannot_run(setting + " is not a usable proxy URL: " + why +
                      " (expected http://[user:password@]host:port)");
   };
-  std::string rest = trim(value);
+  std::string rest(trim_space(value));
   if (auto sep = rest.find("://"); sep != std::string::npos) {
     std::string scheme = lower(rest.substr(0, sep));
     if (scheme == "https") return bad("https:// proxies are not supported");
@@ -131,8 +125,8 @@ bool no_proxy_matches(const std::string& list, const std::string& host_in) {
   std::size_t start = 0;
   while (start <= list.size()) {
     auto comma = list.find(',', start);
-    std::string entry =
-        lower(trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    std::string entry = lower(std::string(
+        trim_space(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start))));
     start = comma == std::string::npos ? list.size() + 1 : comma + 1;
     if (entry.empty()) continue;
     if (entry == "*") return true;
@@ -156,7 +150,7 @@ std::optional<Proxy> proxy_for(const std::string& scheme, const std::string& hos
   if (no_proxy_matches(settings.no_proxy, host)) return std::nullopt;
   const bool https = scheme == "https";
   const std::string& value = https ? settings.https_proxy : settings.http_proxy;
-  if (trim(value).empty()) return std::nullopt;
+  if (trim_space(value).empty()) return std::nullopt;
   return parse_proxy(value, https ? settings.https_proxy_name : settings.http_proxy_name);
 }
 

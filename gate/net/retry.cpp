@@ -1,4 +1,5 @@
 #include <gate/net/http_client.hpp>
+#include <gate/util/text.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -18,16 +19,9 @@ std::string header(const Headers& headers, std::string_view name) {
   return "";
 }
 
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 // A finite, non-negative decimal number and nothing else.
 std::optional<double> parse_non_negative(const std::string& text) {
-  std::string s = trim(text);
+  std::string s(trim_space(text));
   if (s.empty()) return std::nullopt;
   double v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -39,7 +33,7 @@ std::optional<double> parse_non_negative(const std::string& text) {
 // RFC 9110 IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; the obsolete
 // forms are not worth the code for a retry hint.
 std::optional<std::time_t> parse_http_date(const std::string& text) {
-  std::istringstream in(trim(text));
+  std::istringstream in{std::string(trim_space(text))};
   in.imbue(std::locale::classic());
   std::tm tm{};
   in >> std::get_time(&tm, "%a, %d %b %Y %H:%M:%S");

@@ -533,7 +533,7 @@ TEST_CASE("action.yml: with install-only, every step after the install is skippe
 // cold build of gate takes minutes (about 535 CPU-seconds), more than CI's
 // budget, so the build step gets the tests' own build directory, already
 // built, as a warm actions/cache hit restores one: .ci/build configures it
-// again (with the build type and GATE_PORTABLE it was made with, so nothing
+// again (with the build type, GATE_PORTABLE and GATE_UNITY it was made with, so nothing
 // changes) and brings the gate target up to date. The cold compile is the
 // same .ci/build that .ci/run starts with.
 TEST_CASE(
@@ -550,7 +550,8 @@ TEST_CASE(
       {"GATE_BIN", ""},
       {"GATE_BUILD_DIR", build_dir.string()},
       {"GATE_BUILD_TYPE", cmake_cache_value(build_dir, "CMAKE_BUILD_TYPE")},
-      {"GATE_PORTABLE", cmake_cache_value(build_dir, "GATE_PORTABLE")}};
+      {"GATE_PORTABLE", cmake_cache_value(build_dir, "GATE_PORTABLE")},
+      {"GATE_UNITY", cmake_cache_value(build_dir, "GATE_UNITY")}};
   Step fetch = run_step(tmp.path(), "fetch", env);
   INFO(fetch.out << fetch.err);
   REQUIRE(fetch.outputs["source"] == "build");
