@@ -204,13 +204,13 @@ Completion complete(config::ModelConfig m) {
   m.temperature = 0.0;
   m.timeout_s = std::min(m.timeout_s, 30.0);
   auto client = net::make_http_client(m, process_env());
-  model::ApiCall call{m.provider, model::endpoint_path(m),
+  model::ApiCall call{model::dialect(m), model::endpoint_path(m),
                       model::build_request(m, "", {{"user", "Reply with the single word OK."}})};
   call.max_tokens = 8;
   int attempts = 0;
   Completion c;
   c.response = client->send(call, attempts);
-  c.reply = model::parse_response(m.provider, c.response);
+  c.reply = model::parse_response(call.provider, c.response);
   return c;
 }
 
@@ -265,8 +265,8 @@ int cmd_doctor(const Args& args) {
   if (!parse_options(args, desc, vm, "gate doctor [--config gate.yaml]")) return 0;
   config::Config cfg = load_config(vm["config"].as<std::string>(), {});
   const config::ModelConfig& m = cfg.model;
-  std::cout << "gate doctor: provider " << m.provider << ", model " << terminal_safe(m.name) << ", base URL "
-            << terminal_safe(m.base_url) << "\n";
+  std::cout << "gate doctor: provider " << m.provider << " (" << model::dialect(m) << " API), model "
+            << terminal_safe(m.name) << ", base URL " << terminal_safe(m.base_url) << "\n";
   net::Url url = net::parse_url(m.base_url);
 
   KeyState key = check_key(m);

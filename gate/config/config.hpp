@@ -20,6 +20,9 @@ std::optional<CacheMode> parse_cache_mode(const std::string& s);
 
 struct ModelConfig {
   std::string provider = "openai"; // openai | anthropic
+  // The OpenAI request shape: "chat" (Chat Completions) or "responses" (the
+  // Responses API). Anthropic speaks only its Messages API.
+  std::string api = "chat";
   // With provider anthropic and no explicit value, load() uses
   // https://api.anthropic.com and ANTHROPIC_API_KEY instead.
   std::string base_url = "https://api.openai.com/v1";

@@ -166,6 +166,8 @@ std::vector<Row> build_rows() {
   };
   r.push_back(make("model.provider", Kind::choice, "API dialect spoken upstream",
       [](auto& c) -> auto& { return c.model.provider; }, {.choices = provider_names()}));
+  r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic takes chat only",
+      [](auto& c) -> auto& { return c.model.api; }, {.choices = {"chat", "responses"}}));
   r.push_back(make("model.base_url", Kind::string, "API base URL (anthropic's default: https://api.anthropic.com)",
       [](auto& c) -> auto& { return c.model.base_url; }, {.extra = http_url}));
   r.push_back(make("model.api_key_env", Kind::string, "name of the environment variable holding the key (anthropic's default: ANTHROPIC_API_KEY)",

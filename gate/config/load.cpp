@@ -245,6 +245,11 @@ private:
       }
       fail(at, "missing required key " + row.info.key + " (" + row.info.help + ")");
     }
+    if (cfg_.model.provider == "anthropic" && cfg_.model.api != "chat") {
+      fail(mark_of(root, "model", "api"),
+           "model.api: provider anthropic speaks only its Messages API; expected "
+           "chat, or provider openai for the Responses API");
+    }
     // Provider-dependent defaults, unless the file chose a value.
     // openai's are the struct's own defaults, shown as plain "default".
     if (const Provider* p = find_provider(cfg_.model.provider); p != nullptr && p->name != "openai") {
@@ -267,6 +272,15 @@ private:
       }
       cfg_.origin[row.info.key] = "default";
     }
+  }
+
+  // Where `section.name` is set in the file, for errors about a combination.
+  static YAML::Mark mark_of(const YAML::Node& root, const std::string& section, const std::string& name) {
+    for (const auto& s : root)
+      if (s.first.Scalar() == section && s.second.IsMap())
+        for (const auto& k : s.second)
+          if (k.first.Scalar() == name) return k.first.Mark();
+    return YAML::Mark::null_mark();
   }
 
   Value resolve(const std::string& p) const {

@@ -4,6 +4,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <gate/model/responses.hpp>
 #include <gate/util/json.hpp>
 
 namespace gate::model {
@@ -97,15 +98,24 @@ std::optional<Bucket> parse_bucket(const std::string& s) {
   return std::nullopt;
 }
 
+std::string dialect(const config::ModelConfig& m) {
+  if (m.provider == "anthropic") return "anthropic";
+  return m.api == "responses" ? "responses" : "openai";
+}
+
 std::string endpoint_path(const config::ModelConfig& m) {
   // OpenAI base URLs carry the version (".../v1"); Anthropic's do not.
-  if (m.provider == "anthropic") return "/v1/messages";
+  const std::string d = dialect(m);
+  if (d == "anthropic") return "/v1/messages";
+  if (d == "responses") return "/responses";
   return "/chat/completions";
 }
 
 std::string build_request(const config::ModelConfig& m, const std::string& system,
                           const std::vector<ChatMessage>& messages) {
-  if (m.provider == "anthropic") return build_anthropic(m, system, messages);
+  const std::string d = dialect(m);
+  if (d == "anthropic") return build_anthropic(m, system, messages);
+  if (d == "responses") return detail::build_responses(m, system, messages);
   return build_openai(m, system, messages);
 }
 

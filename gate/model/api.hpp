@@ -20,8 +20,8 @@ struct ChatMessage {
 // One API call as gate sends it: the endpoint path below the base URL and
 // the canonical JSON body. The client adds host, auth and content headers.
 struct ApiCall {
-  std::string provider;        // openai | anthropic
-  std::string path;            // /chat/completions or /v1/messages
+  std::string provider;        // the dialect (dialect() below): openai | responses | anthropic
+  std::string path;            // /chat/completions, /responses or /v1/messages
   std::string body;            // canonical JSON
   bool stream = false;         // the body asks for SSE (with_streaming); the client reads events
   std::int64_t max_tokens = 0; // the body's completion limit, for the token budget estimate
@@ -97,6 +97,11 @@ struct Reply {
   std::string error; // short, redacted message when bucket != none
 };
 
+// The request and response shape a model config speaks, the name
+// parse_response, the stream code and the cache key take: "openai" (Chat
+// Completions), "responses" (OpenAI's Responses API) or "anthropic".
+std::string dialect(const config::ModelConfig& m);
+
 // Builds the request body for a case's messages under the model config
 // (model name, sampling, max tokens). Returns canonical JSON.
 std::string build_request(const config::ModelConfig& m, const std::string& system,
@@ -106,7 +111,7 @@ std::string endpoint_path(const config::ModelConfig& m);
 // Error text as reports and terminal lines show it: redacted, on one line,
 // at most 200 bytes (UTF-8 safe).
 std::string short_error(std::string_view text);
-// Interprets a response of either provider, success or error, into a Reply.
+// Interprets a response of any dialect, success or error, into a Reply.
 Reply parse_response(const std::string& provider, const ApiResponse& r);
 
 // Sends calls upstream. Implementations: net::make_http_client (HTTPS, or

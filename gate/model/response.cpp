@@ -4,9 +4,9 @@
 #include <boost/json/value.hpp>
 #include <string_view>
 
+#include <gate/model/responses.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
-#include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>
 
 namespace gate::model {
@@ -138,12 +138,6 @@ Reply interpret_error(const ApiResponse& r) {
   return failed(Bucket::bad_response, status + e.message);
 }
 
-ToolCall tool_call(std::string name, const boost::json::value& args) {
-  std::string text = json::canonical(args);
-  std::string sha = sha256_hex(text);
-  return {std::move(name), std::move(text), std::move(sha)};
-}
-
 Reply interpret_openai(const boost::json::value& v) {
   const auto* choices = member(&v, "choices");
   if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
@@ -176,7 +170,7 @@ Reply interpret_openai(const boost::json::value& v) {
       // well produce something that does not parse.
       auto parsed = parse_json(std::string_view(args->get_string()));
       if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
-      out.tool_calls.push_back(tool_call(name, *parsed));
+      out.tool_calls.push_back(detail::make_tool_call(name, *parsed));
     }
   }
   if (!has_content && out.tool_calls.empty())
@@ -209,7 +203,7 @@ Reply interpret_anthropic(const boost::json::value& v) {
       const auto* input = member(&block, "input");
       if (input == nullptr || !input->is_object())
         return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
-      out.tool_calls.push_back(tool_call(name, *input));
+      out.tool_calls.push_back(detail::make_tool_call(name, *input));
     }
     // Other block types (thinking, redacted_thinking) carry no answer.
   }
@@ -231,6 +225,7 @@ Reply parse_response(const std::string& provider, const ApiResponse& r) {
   if (!v)
     return failed(Bucket::bad_response, "HTTP " + std::to_string(r.status) + ": body is not valid JSON");
   if (provider == "anthropic") return interpret_anthropic(*v);
+  if (provider == "responses") return detail::interpret_responses(*v);
   return interpret_openai(*v);
 }
 

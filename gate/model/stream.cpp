@@ -52,6 +52,7 @@ bool contains(std::string_view hay, std::string_view needle) {
 }
 
 std::string_view terminal_marker(const std::string& provider) {
+  if (provider == "responses") return "response.completed";
   return provider == "anthropic" ? "message_stop" : "[DONE]";
 }
 
@@ -95,6 +96,8 @@ void StreamAssembler::on_event(std::string_view event, std::string_view data, do
   if (result_.state != StreamState::open) return;
   if (provider_ == "anthropic")
     on_anthropic(event, data, now_ms);
+  else if (provider_ == "responses")
+    on_responses(event, data, now_ms);
   else
     on_openai(event, data, now_ms);
 }
@@ -380,7 +383,10 @@ ApiResponse to_non_streaming(const std::string& provider, const StreamResult& r,
   if (r.state == StreamState::complete) {
     out.status = head.status;
     out.headers.emplace_back("content-type", "application/json");
-    out.body = provider == "anthropic" ? anthropic_body(r) : openai_body(r);
+    if (provider == "responses")
+      out.body = r.final_body;
+    else
+      out.body = provider == "anthropic" ? anthropic_body(r) : openai_body(r);
   } else if (r.state == StreamState::failed) {
     out.status = status_for(r.bucket);
     out.headers.emplace_back("content-type", "application/json");
@@ -401,7 +407,7 @@ std::string with_streaming(const std::string& provider, std::string_view body) {
   json::as_object(v, "request body"); // throws naming the body when it is not an object
   auto& o = v.as_object();
   o["stream"] = true;
-  if (provider != "anthropic") o["stream_options"] = bj::object{{"include_usage", true}};
+  if (provider == "openai") o["stream_options"] = bj::object{{"include_usage", true}};
   return json::canonical(v);
 }
 

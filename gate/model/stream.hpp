@@ -38,15 +38,19 @@ struct StreamResult {
   // The stream completed but carried no usage (OpenAI without the
   // include_usage chunk): the token count is unknown, not zero.
   bool usage_missing = false;
+  // Responses API: the final response as response.completed carried it
+  // (canonical JSON), which is the non-streamed body.
+  std::string final_body;
   std::optional<double> ttft_ms; // time to the first generated token
   Bucket bucket = Bucket::none;  // failed: the error's bucket; incomplete: connection
   std::string error;             // short, redacted; empty when complete
 };
 
 // Builds a StreamResult from the SSE events of one streamed response, for
-// provider "openai" (chat.completion.chunk objects, then "[DONE]") or
-// "anthropic" (message_start, content_block_*, message_delta, message_stop,
-// ping, error). A class because the events arrive one at a time.
+// dialect "openai" (chat.completion.chunk objects, then "[DONE]"),
+// "responses" (response.* events, then response.completed) or "anthropic"
+// (message_start, content_block_*, message_delta, message_stop, ping, error). A class because the events
+// arrive one at a time.
 class StreamAssembler {
 public:
   // `start_ms` is when the request was sent, on the clock the caller later
@@ -72,6 +76,7 @@ private:
 
   void on_openai(std::string_view event, std::string_view data, double now_ms);
   void on_anthropic(std::string_view event, std::string_view data, double now_ms);
+  void on_responses(std::string_view event, std::string_view data, double now_ms); // responses.cpp
   void fail(Bucket b, std::string_view message);
   void first_token(double now_ms);
   void collect_tool_calls();
@@ -98,7 +103,8 @@ Bucket stream_error_bucket(std::string_view type, std::string_view code, std::st
 ApiResponse to_non_streaming(const std::string& provider, const StreamResult& r, const ApiResponse& head);
 
 // A canonical request body with streaming turned on: "stream": true, and for
-// OpenAI "stream_options": {"include_usage": true} so usage is reported.
+// OpenAI chat "stream_options": {"include_usage": true} so usage is reported
+// (the Responses API reports it in response.completed and refuses that option).
 std::string with_streaming(const std::string& provider, std::string_view body);
 
 } // namespace gate::model

@@ -131,7 +131,7 @@ public:
       }
       Outcome out = attempt_once(call, req, attempt);
       model::ApiResponse& response = out.response;
-      model::Reply reply = model::parse_response(provider_, out.assembled ? *out.assembled : response);
+      model::Reply reply = model::parse_response(call.provider, out.assembled ? *out.assembled : response);
       log.push_back(
           {response.status, model::to_string(reply.bucket), waited_ms, response.latency_ms, reply.usage});
       waited_ms = 0;
@@ -190,7 +190,7 @@ private:
   // One request and its response, read as events when it streams.
   Outcome attempt_once(const model::ApiCall& call, const detail::Request& req, int attempt) const {
     auto start = Mono::now();
-    StreamReader reader(provider_, start);
+    StreamReader reader(call.provider, start);
     detail::BodySink sink;
     if (call.stream || call.on_body) {
       std::function<void(std::string_view, double)> watch;
@@ -219,7 +219,7 @@ private:
       out.retry = false;
       return out;
     }
-    model::ApiResponse assembled = model::to_non_streaming(provider_, sr, a.response);
+    model::ApiResponse assembled = model::to_non_streaming(call.provider, sr, a.response);
     assembled.latency_ms = latency_ms;
     assembled.ttft_ms = sr.ttft_ms;
     if (!call.pass_through) {

@@ -76,7 +76,7 @@ namespace {
 PreparedRequest prepare_call(const config::ModelConfig& m, const std::string& system,
                              const std::vector<model::ChatMessage>& messages, const config::Config& cfg) {
   PreparedRequest p;
-  p.call.provider = m.provider;
+  p.call.provider = model::dialect(m);
   p.call.path = model::endpoint_path(m);
   p.call.body = model::build_request(m, system, messages);
   // Hashed before streaming is asked for: a streamed answer is stored in

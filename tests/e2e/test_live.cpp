@@ -267,3 +267,45 @@ TEST_CASE("rel-16/17: a certificate for another host, or a missing trust bundle,
   CHECK(missing.err.find("SSL_CERT_FILE") != std::string::npos);
   CHECK(upstream.requests() == 0);
 }
+
+TEST_CASE("responses API: a streamed recording replays offline to the same runs; chat does not share it") {
+  gate::testing::FakeUpstream upstream(gate::testing::Script{});
+  upstream.start();
+  TempDir tmp;
+  const std::string cases =
+      R"({"id": "r1", "input": "hello there", "checks": [{"type": "contains", "value": "hello"}]})"
+      "\n"
+      R"({"id": "r2", "input": "second one", "checks": [{"type": "contains", "value": "nope"}]})"
+      "\n";
+  fs::path config = small_suite(tmp, cases, upstream.base_url(), "  api: responses\n  stream: true\n");
+  Result rec = run_live(config, tmp.path() / "rec");
+  INFO(rec.err);
+  REQUIRE(rec.exit_code == 0); // no baseline: r2 failing its check is data, not an error
+  CHECK(upstream.requests() == 4);
+  for (const auto& l : upstream.log()) {
+    CHECK(l.target == "/v1/responses");
+    CHECK(l.body.find(R"("input":[{"content":)") != std::string::npos);
+    CHECK(l.body.find(R"("stream":true)") != std::string::npos);
+  }
+  auto recorded = read_json(tmp.path() / "rec" / "report.json");
+  // The fake's usage: prompt = 2 words + 3, completion = "echo: hello there" 3 words + 1.
+  CHECK(recorded.at("tasks").at(0).at("runs").at(0).at("prompt_tokens").as_int64() == 5);
+  CHECK(recorded.at("tasks").at(0).at("runs").at(0).at("answer").as_string() == "echo: hello there");
+
+  std::string text = slurp(config);
+  text.replace(text.find("  stream: true\n"), 15, "");
+  text.replace(text.find("mode: record"), 12, "mode: replay-only");
+  spit(config, text);
+  Result replay = run_live(config, tmp.path() / "replay", "");
+  INFO(replay.err);
+  CHECK(replay.exit_code == 0);
+  CHECK(upstream.requests() == 4);
+  CHECK(outcomes(read_json(tmp.path() / "replay" / "report.json")) == outcomes(recorded));
+
+  // The same cases over Chat Completions are other requests: every one misses.
+  text.replace(text.find("  api: responses\n"), 17, "");
+  spit(config, text);
+  Result chat = run_live(config, tmp.path() / "chat", "");
+  CHECK(chat.exit_code == 4);
+  CHECK(upstream.requests() == 4);
+}

@@ -40,6 +40,7 @@ const char* error_type(int status) {
 
 std::string stream_body(const StreamSpec& s) {
   namespace bj = boost::json;
+  if (s.responses) return responses_stream_body(s);
   std::string out;
   if (s.anthropic) {
     bj::object usage{{"input_tokens", s.prompt}, {"output_tokens", 1}};
@@ -97,6 +98,51 @@ std::string stream_body(const StreamSpec& s) {
                                                    {"completion_tokens", s.completion},
                                                    {"total_tokens", s.prompt + s.completion}}}});
   return out + "data: [DONE]\n\n";
+}
+
+boost::json::object responses_object(const StreamSpec& s) {
+  namespace bj = boost::json;
+  bj::object text{{"type", "output_text"}, {"text", s.answer}, {"annotations", bj::array{}}};
+  bj::object message{{"type", "message"},
+                     {"id", "msg_" + s.id},
+                     {"status", "completed"},
+                     {"role", "assistant"},
+                     {"content", bj::array{std::move(text)}}};
+  return {{"id", s.id},
+          {"object", "response"},
+          {"status", "completed"},
+          {"model", s.model},
+          {"output", bj::array{std::move(message)}},
+          {"usage", bj::object{{"input_tokens", s.prompt},
+                               {"output_tokens", s.completion},
+                               {"total_tokens", s.prompt + s.completion}}}};
+}
+
+std::string responses_stream_body(const StreamSpec& s) {
+  namespace bj = boost::json;
+  bj::object head{{"id", s.id},
+                  {"object", "response"},
+                  {"status", "in_progress"},
+                  {"model", s.model},
+                  {"output", bj::array{}}};
+  std::string out = sse("response.created", bj::object{{"type", "response.created"}, {"response", head}});
+  bj::object item{
+      {"type", "message"}, {"id", "msg_" + s.id}, {"role", "assistant"}, {"content", bj::array{}}};
+  out += sse("response.output_item.added",
+             bj::object{{"type", "response.output_item.added"}, {"output_index", 0}, {"item", item}});
+  out += ": keep-alive comment\n\n";
+  for (const auto& p : pieces(s.answer))
+    out += sse("response.output_text.delta", bj::object{{"type", "response.output_text.delta"},
+                                                        {"output_index", 0},
+                                                        {"content_index", 0},
+                                                        {"delta", p}});
+  if (s.ending == "error")
+    return out + sse("error", bj::object{{"type", "error"},
+                                         {"code", error_type(s.error_status)},
+                                         {"message", "fake upstream stream fault"}});
+  if (s.ending == "cut") return out;
+  return out + sse("response.completed",
+                   bj::object{{"type", "response.completed"}, {"response", responses_object(s)}});
 }
 
 } // namespace gate::testing

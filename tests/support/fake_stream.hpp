@@ -3,6 +3,7 @@
 // Internal to the fake upstream: answers as server-sent events, in each
 // provider's chunk format, for requests that ask to stream.
 
+#include <boost/json/object.hpp>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +11,7 @@ namespace gate::testing {
 
 struct StreamSpec {
   bool anthropic = false;
+  bool responses = false; // OpenAI's Responses API
   std::string id, model, answer;
   std::int64_t prompt = 0, completion = 0;
   bool include_usage = false; // OpenAI: send the usage chunk
@@ -20,5 +22,10 @@ struct StreamSpec {
 // The whole event stream, split into a few text deltas, with a comment and
 // (Anthropic) a ping among the events as real providers send them.
 std::string stream_body(const StreamSpec& s);
+
+// The Responses API (in this file too): the completed response object, and its event stream
+// (created, output item, text deltas, completed; or an error event / a cut).
+boost::json::object responses_object(const StreamSpec& s);
+std::string responses_stream_body(const StreamSpec& s);
 
 } // namespace gate::testing

@@ -101,6 +101,8 @@ Outcome json_outcome(int status, std::string body) {
 
 namespace {
 
+enum class Api { chat, anthropic, responses };
+
 // The upstream's behaviour and records, apart from the sockets: what a
 // session asks for each request it reads.
 struct Service {
@@ -121,7 +123,7 @@ struct Service {
   std::mt19937_64 draws; // for faults with a probability
 
   Outcome handle(const http::request<http::string_body>& req);
-  Outcome complete(bool anthropic, const boost::json::object& body, const std::string& raw);
+  Outcome complete(Api api, const boost::json::object& body, const std::string& raw);
 };
 
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
@@ -246,7 +248,7 @@ Outcome Service::handle(const http::request<http::string_body>& req) {
     bool under = target.substr(0, script.prefix.size()) == script.prefix;
     std::string_view route = under ? target.substr(script.prefix.size()) : std::string_view();
     if (route != "/chat/completions" && route != "/v1/messages" && route != "/models" &&
-        route != "/v1/models")
+        route != "/v1/models" && route != "/responses")
       return json_outcome(404, error_body(404, "no route for " + std::string(target)));
   }
   if (req.method() == http::verb::get && ends_with(target, "/models")) {
@@ -259,22 +261,33 @@ Outcome Service::handle(const http::request<http::string_body>& req) {
   }
   bool openai = ends_with(target, "/chat/completions");
   bool anthropic = ends_with(target, "/v1/messages");
-  if (!openai && !anthropic) return json_outcome(404, error_body(404, "no route for " + std::string(target)));
+  bool responses = ends_with(target, "/responses");
+  if (!openai && !anthropic && !responses)
+    return json_outcome(404, error_body(404, "no route for " + std::string(target)));
   if (req.method() != http::verb::post) return json_outcome(405, error_body(405, "use POST"));
 
   boost::system::error_code ec;
   boost::json::value body = boost::json::parse(req.body(), ec);
   if (ec || !body.is_object()) return json_outcome(400, error_body(400, "the body is not a JSON object"));
-  return complete(anthropic, body.get_object(), req.body());
+  return complete(anthropic   ? Api::anthropic
+                  : responses ? Api::responses
+                              : Api::chat,
+                  body.get_object(), req.body());
 }
 
-Outcome Service::complete(bool anthropic, const boost::json::object& body, const std::string& raw) {
+Outcome Service::complete(Api api, const boost::json::object& body, const std::string& raw) {
+  const bool anthropic = api == Api::anthropic;
   std::string model;
   if (const auto* m = body.if_contains("model"); m != nullptr && m->is_string()) model = m->get_string();
   std::string last_user;
   std::int64_t prompt_words = 0;
   if (anthropic) prompt_words += count_words(content_text(body.if_contains("system")));
-  if (const auto* msgs = body.if_contains("messages"); msgs != nullptr && msgs->is_array()) {
+  if (api == Api::responses) prompt_words += count_words(content_text(body.if_contains("instructions")));
+  const auto* msgs = body.if_contains(api == Api::responses ? "input" : "messages");
+  if (msgs != nullptr && msgs->is_string()) {
+    last_user = content_text(msgs); // the Responses API's one-string input
+    prompt_words += count_words(last_user);
+  } else if (msgs != nullptr && msgs->is_array()) {
     for (const auto& m : msgs->get_array()) {
       const auto* o = m.if_object();
       if (o == nullptr) continue;
@@ -288,6 +301,7 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
   const auto* stream_flag = body.if_contains("stream");
   StreamSpec spec;
   spec.anthropic = anthropic;
+  spec.responses = api == Api::responses;
   spec.model = model;
   bool streamed = stream_flag != nullptr && stream_flag->is_bool() && stream_flag->get_bool();
   if (const auto* so = body.if_contains("stream_options"); so != nullptr && so->is_object())
@@ -347,7 +361,10 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
   std::int64_t prompt = prompt_words + 3;
   std::int64_t completion = count_words(answer) + 1;
   if (streamed) {
-    spec.id = (anthropic ? "msg_fake_" : "chatcmpl-fake-") + std::to_string(n);
+    spec.id = (anthropic        ? "msg_fake_"
+               : spec.responses ? "resp_fake_"
+                                : "chatcmpl-fake-") +
+              std::to_string(n);
     spec.answer = answer;
     spec.prompt = prompt;
     spec.completion = completion;
@@ -355,7 +372,13 @@ Outcome Service::complete(bool anthropic, const boost::json::object& body, const
   }
 
   boost::json::object res;
-  if (anthropic) {
+  if (spec.responses) {
+    spec.id = "resp_fake_" + std::to_string(n);
+    spec.answer = answer;
+    spec.prompt = prompt;
+    spec.completion = completion;
+    res = responses_object(spec);
+  } else if (anthropic) {
     res = {{"id", "msg_fake_" + std::to_string(n)},
            {"type", "message"},
            {"role", "assistant"},

@@ -17,6 +17,7 @@
 // gets the answer it would have got without the fault.
 //
 // Endpoints: POST .../chat/completions (OpenAI chat.completion), POST
+// .../responses (OpenAI Responses API, output_text only), POST
 // .../v1/messages (Anthropic message), GET .../models (one model). A body
 // with "stream": true gets the same answer as server-sent events, in the
 // provider's chunk format (OpenAI's usage chunk only with

@@ -75,7 +75,7 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
 
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
-      "provider, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
+      "provider, api, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
       "max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
@@ -125,6 +125,12 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:5:19: include_polluted: expected true or false, got \"yes\"");
   CHECK(load_error(k_minimal + "cache:\n  mode: fast\n") ==
         "gate.yaml:6:9: cache.mode: expected one of replay|replay-only|record|off, got \"fast\"");
+  // The Responses API is OpenAI's: with anthropic it names the api line (6).
+  CHECK(load_error(k_minimal + "  provider: anthropic\n  api: responses\n") ==
+        "gate.yaml:6:3: model.api: provider anthropic speaks only its Messages API; expected chat, or "
+        "provider openai for the Responses API");
+  CHECK(load_error(k_minimal + "  api: completions\n") ==
+        "gate.yaml:5:8: model.api: expected one of chat|responses, got \"completions\"");
   CHECK(load_error(k_minimal + "  provider: azure\n") ==
         "gate.yaml:5:13: model.provider: expected one of openai|anthropic, got \"azure\"");
   // An implicit null has no position of its own: the key's is used.
@@ -137,7 +143,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:5:7: YAML tag: gate.yaml takes plain values; quote a value that starts with '!'");
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
-        "gate.yaml:1:8: model: expected a mapping of keys (provider, base_url, api_key_env, key_alias, name, "
+        "gate.yaml:1:8: model: expected a mapping of keys (provider, api, base_url, api_key_env, key_alias, "
+        "name, "
         "temperature, top_p, seed, max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, "
         "requests_per_minute, "
         "tokens_per_minute), got \"gpt-4o\"");

@@ -1,0 +1,30 @@
+#pragma once
+
+// Internal to gate_model: OpenAI's Responses API (model.api: responses), the
+// request body and the answer. Its stream is StreamAssembler::on_responses.
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include <gate/model/api.hpp>
+
+namespace gate::model::detail {
+
+// {"model", "instructions" (the system prompt), "input" (the conversation),
+// "max_output_tokens", sampling, "store": false}. No seed: the API has none.
+std::string build_responses(const config::ModelConfig& m, const std::string& system,
+                            const std::vector<ChatMessage>& messages);
+
+// A 2xx Responses API body: the output_text parts of its message items,
+// its function_call items, usage, and status as a Chat-style finish reason.
+Reply interpret_responses(const boost::json::value& v);
+
+// status "completed" → "stop" ("tool_calls" with function calls),
+// "incomplete" → incomplete_details.reason ("max_output_tokens" → "length").
+std::string responses_finish_reason(const boost::json::value& response, bool has_tool_calls);
+
+// A tool call with its arguments canonical and hashed (model::ToolCall).
+ToolCall make_tool_call(std::string name, const boost::json::value& args);
+
+} // namespace gate::model::detail
