@@ -41,4 +41,9 @@ inline std::optional<std::int64_t> integer_of(const boost::json::value* v) {
   return std::nullopt;
 }
 
+// For the wording of providers' error messages.
+inline bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
 } // namespace gate::model::detail

@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 #include <string_view>
 
+#include <gate/model/json_access.hpp>
 #include <gate/model/responses.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
@@ -15,7 +16,6 @@ namespace {
 
 // Error text ends up in reports and terminal lines: one short line.
 constexpr std::size_t k_max_error_bytes = 200;
-constexpr std::size_t k_max_depth = 64;
 
 Reply failed(Bucket b, std::string_view message) {
   Reply r;
@@ -24,37 +24,16 @@ Reply failed(Bucket b, std::string_view message) {
   return r;
 }
 
-std::optional<boost::json::value> parse_json(std::string_view body) {
-  boost::json::parse_options opts;
-  opts.max_depth = k_max_depth;
-  boost::system::error_code ec;
-  auto v = boost::json::parse(boost::json::string_view(body.data(), body.size()), ec, {}, opts);
-  if (ec) return std::nullopt;
-  return v;
-}
-
-const boost::json::value* member(const boost::json::value* v, std::string_view key) {
-  if (v == nullptr || !v->is_object()) return nullptr;
-  return v->get_object().if_contains(boost::json::string_view(key.data(), key.size()));
-}
-
-std::string string_or_empty(const boost::json::value* v) {
-  if (v == nullptr || !v->is_string()) return "";
-  return std::string(v->get_string());
-}
-
-std::optional<std::int64_t> int_of(const boost::json::value* v) {
-  if (v == nullptr) return std::nullopt;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-    return static_cast<std::int64_t>(v->get_uint64());
-  return std::nullopt;
-}
+using detail::contains;
+using detail::field;
+using detail::integer_of;
+using detail::text_of;
+using detail::try_parse;
 
 std::optional<Usage> usage_of(const boost::json::value* usage, std::string_view prompt_key,
                               std::string_view completion_key) {
-  auto p = int_of(member(usage, prompt_key));
-  auto c = int_of(member(usage, completion_key));
+  auto p = integer_of(field(usage, prompt_key));
+  auto c = integer_of(field(usage, completion_key));
   // A half-reported usage is not a count of zero: leave it absent.
   if (!p || !c) return std::nullopt;
   return Usage{*p, *c};
@@ -77,27 +56,23 @@ struct ErrorInfo {
 
 ErrorInfo error_info(std::string_view body) {
   ErrorInfo info;
-  auto v = parse_json(body);
+  auto v = try_parse(body);
   if (!v) {
     info.message = std::string(body);
     return info;
   }
-  const auto* err = member(&*v, "error");
+  const auto* err = field(&*v, "error");
   if (err != nullptr && err->is_string()) {
     info.message = std::string(err->get_string());
   } else if (err != nullptr && err->is_object()) {
-    info.message = string_or_empty(member(err, "message"));
-    info.code = string_or_empty(member(err, "code"));
-    if (info.code.empty()) info.code = string_or_empty(member(err, "type"));
+    info.message = text_of(field(err, "message"));
+    info.code = text_of(field(err, "code"));
+    if (info.code.empty()) info.code = text_of(field(err, "type"));
   }
-  if (info.message.empty()) info.message = string_or_empty(member(&*v, "message"));
-  if (info.message.empty()) info.message = string_or_empty(member(&*v, "detail"));
+  if (info.message.empty()) info.message = text_of(field(&*v, "message"));
+  if (info.message.empty()) info.message = text_of(field(&*v, "detail"));
   if (info.message.empty()) info.message = std::string(body);
   return info;
-}
-
-bool contains(std::string_view hay, std::string_view needle) {
-  return hay.find(needle) != std::string_view::npos;
 }
 
 // A spent quota or credit balance: waiting does not bring it back, so it
@@ -139,36 +114,36 @@ Reply interpret_error(const ApiResponse& r) {
 }
 
 Reply interpret_openai(const boost::json::value& v) {
-  const auto* choices = member(&v, "choices");
+  const auto* choices = field(&v, "choices");
   if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
     std::string why = "no choices in the response";
-    if (const auto* err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    if (const auto* err = field(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
     return failed(Bucket::bad_response, why);
   }
   const auto& choice = choices->get_array()[0];
-  const auto* message = member(&choice, "message");
+  const auto* message = field(&choice, "message");
   if (message == nullptr || !message->is_object())
     return failed(Bucket::bad_response, "choice has no message");
 
   Reply out;
-  out.finish_reason = string_or_empty(member(&choice, "finish_reason"));
-  out.usage = usage_of(member(&v, "usage"), "prompt_tokens", "completion_tokens");
-  const auto* content = member(message, "content");
+  out.finish_reason = text_of(field(&choice, "finish_reason"));
+  out.usage = usage_of(field(&v, "usage"), "prompt_tokens", "completion_tokens");
+  const auto* content = field(message, "content");
   bool has_content = content != nullptr && content->is_string();
   if (has_content) out.text = std::string(content->get_string());
 
-  const auto* calls = member(message, "tool_calls");
+  const auto* calls = field(message, "tool_calls");
   if (calls != nullptr && calls->is_array()) {
     for (const auto& call : calls->get_array()) {
-      const auto* fn = member(&call, "function");
-      std::string name = string_or_empty(member(fn, "name"));
+      const auto* fn = field(&call, "function");
+      std::string name(text_of(field(fn, "name")));
       if (name.empty()) return failed(Bucket::tool_call, "tool call without a function name");
-      const auto* args = member(fn, "arguments");
+      const auto* args = field(fn, "arguments");
       if (args == nullptr || !args->is_string())
         return failed(Bucket::tool_call, "tool call " + name + ": arguments are not a JSON string");
       // OpenAI sends arguments as model-written JSON text; the model may
       // well produce something that does not parse.
-      auto parsed = parse_json(std::string_view(args->get_string()));
+      auto parsed = try_parse(std::string_view(args->get_string()));
       if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
       out.tool_calls.push_back(detail::make_tool_call(name, *parsed));
     }
@@ -179,28 +154,28 @@ Reply interpret_openai(const boost::json::value& v) {
 }
 
 Reply interpret_anthropic(const boost::json::value& v) {
-  const auto* content = member(&v, "content");
+  const auto* content = field(&v, "content");
   if (content == nullptr || !content->is_array()) {
     std::string why = "no content in the response";
-    if (const auto* err = member(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
+    if (const auto* err = field(&v, "error")) why += ": " + error_info(json::canonical(*err)).message;
     return failed(Bucket::bad_response, why);
   }
   Reply out;
-  out.finish_reason = string_or_empty(member(&v, "stop_reason"));
-  out.usage = usage_of(member(&v, "usage"), "input_tokens", "output_tokens");
+  out.finish_reason = text_of(field(&v, "stop_reason"));
+  out.usage = usage_of(field(&v, "usage"), "input_tokens", "output_tokens");
   bool has_text = false;
   for (const auto& block : content->get_array()) {
-    std::string type = string_or_empty(member(&block, "type"));
+    std::string type(text_of(field(&block, "type")));
     if (type == "text") {
-      const auto* text = member(&block, "text");
+      const auto* text = field(&block, "text");
       if (text == nullptr || !text->is_string())
         return failed(Bucket::bad_response, "text block without text");
       out.text += std::string_view(text->get_string());
       has_text = true;
     } else if (type == "tool_use") {
-      std::string name = string_or_empty(member(&block, "name"));
+      std::string name(text_of(field(&block, "name")));
       if (name.empty()) return failed(Bucket::tool_call, "tool_use block without a name");
-      const auto* input = member(&block, "input");
+      const auto* input = field(&block, "input");
       if (input == nullptr || !input->is_object())
         return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
       out.tool_calls.push_back(detail::make_tool_call(name, *input));
@@ -221,7 +196,7 @@ Reply parse_response(const std::string& provider, const ApiResponse& r) {
     return failed(timed_out ? Bucket::timeout : Bucket::connection, r.body);
   }
   if (r.status < 200 || r.status > 299) return interpret_error(r);
-  auto v = parse_json(r.body);
+  auto v = try_parse(r.body);
   if (!v)
     return failed(Bucket::bad_response, "HTTP " + std::to_string(r.status) + ": body is not valid JSON");
   if (provider == "anthropic") return interpret_anthropic(*v);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include <gate/model/json_access.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -17,39 +18,11 @@ namespace {
 
 namespace bj = boost::json;
 
-// Same nesting bound as parse_response.
-constexpr std::size_t k_max_depth = 64;
-
-std::optional<bj::value> parse_json(std::string_view text) {
-  bj::parse_options opts;
-  opts.max_depth = k_max_depth;
-  boost::system::error_code ec;
-  auto v = bj::parse(bj::string_view(text.data(), text.size()), ec, {}, opts);
-  if (ec) return std::nullopt;
-  return v;
-}
-
-const bj::value* member(const bj::value* v, std::string_view key) {
-  if (v == nullptr || !v->is_object()) return nullptr;
-  return v->get_object().if_contains(bj::string_view(key.data(), key.size()));
-}
-
-std::string_view string_or_empty(const bj::value* v) {
-  if (v == nullptr || !v->is_string()) return {};
-  return std::string_view(v->get_string());
-}
-
-std::optional<std::int64_t> int_of(const bj::value* v) {
-  if (v == nullptr) return std::nullopt;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-    return static_cast<std::int64_t>(v->get_uint64());
-  return std::nullopt;
-}
-
-bool contains(std::string_view hay, std::string_view needle) {
-  return hay.find(needle) != std::string_view::npos;
-}
+using detail::contains;
+using detail::field;
+using detail::integer_of;
+using detail::text_of;
+using detail::try_parse;
 
 std::string_view terminal_marker(const std::string& provider) {
   if (provider == "responses") return "response.completed";
@@ -107,17 +80,17 @@ namespace {
 // An error object from either provider: {"error":{"type","code","message"}}
 // or a bare {"error":"text"}. Returns false when `v` carries no error.
 bool error_of(const bj::value& v, Bucket& bucket, std::string& message) {
-  const auto* err = member(&v, "error");
+  const auto* err = field(&v, "error");
   if (err == nullptr || err->is_null()) return false;
   if (err->is_string()) {
     message = std::string(err->get_string());
     bucket = stream_error_bucket("", "", message);
     return true;
   }
-  std::string_view type = string_or_empty(member(err, "type"));
-  std::string code(string_or_empty(member(err, "code")));
-  if (auto n = int_of(member(err, "code"))) code = std::to_string(*n);
-  message = std::string(string_or_empty(member(err, "message")));
+  std::string_view type = text_of(field(err, "type"));
+  std::string code(text_of(field(err, "code")));
+  if (auto n = integer_of(field(err, "code"))) code = std::to_string(*n);
+  message = std::string(text_of(field(err, "message")));
   bucket = stream_error_bucket(type, code, message);
   std::string label = type.empty() ? code : std::string(type);
   if (!label.empty()) message = label + ": " + message;
@@ -133,7 +106,7 @@ void StreamAssembler::on_openai(std::string_view event, std::string_view data, d
     result_.usage_missing = !result_.usage.has_value();
     return;
   }
-  auto v = parse_json(data);
+  auto v = try_parse(data);
   if (!v || !v->is_object()) return fail(Bucket::bad_response, "stream chunk is not a JSON object");
   Bucket bucket = Bucket::none;
   std::string message;
@@ -141,54 +114,54 @@ void StreamAssembler::on_openai(std::string_view event, std::string_view data, d
   // Some compatible servers name the event instead of using an error object.
   if (event == "error") return fail(Bucket::server, "stream error: " + std::string(data));
 
-  if (result_.id.empty()) result_.id = string_or_empty(member(&*v, "id"));
-  if (result_.model.empty()) result_.model = string_or_empty(member(&*v, "model"));
+  if (result_.id.empty()) result_.id = text_of(field(&*v, "id"));
+  if (result_.model.empty()) result_.model = text_of(field(&*v, "model"));
   // With include_usage every chunk has "usage": null except the last one.
-  const auto* usage = member(&*v, "usage");
-  auto p = int_of(member(usage, "prompt_tokens"));
-  auto c = int_of(member(usage, "completion_tokens"));
+  const auto* usage = field(&*v, "usage");
+  auto p = integer_of(field(usage, "prompt_tokens"));
+  auto c = integer_of(field(usage, "completion_tokens"));
   if (p && c) result_.usage = Usage{*p, *c};
 
-  const auto* choices = member(&*v, "choices");
+  const auto* choices = field(&*v, "choices");
   if (choices == nullptr || !choices->is_array()) return;
   for (const auto& choice : choices->get_array()) {
     // gate asks for one completion; other choices (n > 1) are not its answer.
-    auto index = int_of(member(&choice, "index"));
+    auto index = integer_of(field(&choice, "index"));
     if (index && *index != 0) continue;
-    const auto* delta = member(&choice, "delta");
-    const auto* content = member(delta, "content");
+    const auto* delta = field(&choice, "delta");
+    const auto* content = field(delta, "content");
     if (content != nullptr && content->is_string()) {
       result_.text_block = true;
       result_.text += std::string_view(content->get_string());
       if (!content->get_string().empty()) first_token(now_ms);
     }
-    if (!string_or_empty(member(delta, "reasoning_content")).empty()) first_token(now_ms);
-    const auto* calls = member(delta, "tool_calls");
+    if (!text_of(field(delta, "reasoning_content")).empty()) first_token(now_ms);
+    const auto* calls = field(delta, "tool_calls");
     if (calls != nullptr && calls->is_array()) {
       for (const auto& call : calls->get_array()) {
-        auto at = int_of(member(&call, "index"));
+        auto at = integer_of(field(&call, "index"));
         if (!at) return fail(Bucket::bad_response, "streamed tool call without an index");
         Block& b = blocks_[*at];
         b.type = "tool_use";
-        if (auto id = string_or_empty(member(&call, "id")); !id.empty()) b.call.id = id;
-        const auto* fn = member(&call, "function");
+        if (auto id = text_of(field(&call, "id")); !id.empty()) b.call.id = id;
+        const auto* fn = field(&call, "function");
         // The name usually comes whole in the first piece; joining pieces
         // also serves servers that split it.
-        b.call.name += string_or_empty(member(fn, "name"));
-        b.call.arguments += string_or_empty(member(fn, "arguments"));
+        b.call.name += text_of(field(fn, "name"));
+        b.call.arguments += text_of(field(fn, "arguments"));
         first_token(now_ms);
       }
     }
-    if (auto reason = string_or_empty(member(&choice, "finish_reason")); !reason.empty())
+    if (auto reason = text_of(field(&choice, "finish_reason")); !reason.empty())
       result_.finish_reason = reason;
   }
 }
 
 void StreamAssembler::on_anthropic(std::string_view event, std::string_view data, double now_ms) {
   if (event == "ping") return;
-  auto v = parse_json(data);
+  auto v = try_parse(data);
   if (!v || !v->is_object()) return fail(Bucket::bad_response, "stream event is not a JSON object");
-  std::string type(string_or_empty(member(&*v, "type")));
+  std::string type(text_of(field(&*v, "type")));
   if (type.empty()) type = event;
   Bucket bucket = Bucket::none;
   std::string message;
@@ -200,48 +173,48 @@ void StreamAssembler::on_anthropic(std::string_view event, std::string_view data
     return fail(bucket, "stream error: " + message);
   }
   if (type == "message_start") {
-    const auto* msg = member(&*v, "message");
-    result_.id = string_or_empty(member(msg, "id"));
-    result_.model = string_or_empty(member(msg, "model"));
-    const auto* usage = member(msg, "usage");
-    input_tokens_ = int_of(member(usage, "input_tokens"));
-    output_tokens_ = int_of(member(usage, "output_tokens"));
+    const auto* msg = field(&*v, "message");
+    result_.id = text_of(field(msg, "id"));
+    result_.model = text_of(field(msg, "model"));
+    const auto* usage = field(msg, "usage");
+    input_tokens_ = integer_of(field(usage, "input_tokens"));
+    output_tokens_ = integer_of(field(usage, "output_tokens"));
   } else if (type == "content_block_start") {
-    auto index = int_of(member(&*v, "index"));
-    const auto* block = member(&*v, "content_block");
+    auto index = integer_of(field(&*v, "index"));
+    const auto* block = field(&*v, "content_block");
     if (!index || block == nullptr || !block->is_object())
       return fail(Bucket::bad_response, "content_block_start without index or content_block");
     Block& b = blocks_[*index];
-    b.type = string_or_empty(member(block, "type"));
+    b.type = text_of(field(block, "type"));
     if (b.type == "text") {
       result_.text_block = true;
-      result_.text += string_or_empty(member(block, "text"));
+      result_.text += text_of(field(block, "text"));
     } else if (b.type == "tool_use") {
-      b.call.id = string_or_empty(member(block, "id"));
-      b.call.name = string_or_empty(member(block, "name"));
-      if (const auto* input = member(block, "input")) b.initial_input = json::canonical(*input);
+      b.call.id = text_of(field(block, "id"));
+      b.call.name = text_of(field(block, "name"));
+      if (const auto* input = field(block, "input")) b.initial_input = json::canonical(*input);
     }
   } else if (type == "content_block_delta") {
-    auto index = int_of(member(&*v, "index"));
+    auto index = integer_of(field(&*v, "index"));
     auto found = index ? blocks_.find(*index) : blocks_.end();
     if (found == blocks_.end())
       return fail(Bucket::bad_response, "content_block_delta for a block that was never started");
-    const auto* delta = member(&*v, "delta");
-    std::string_view delta_type = string_or_empty(member(delta, "type"));
+    const auto* delta = field(&*v, "delta");
+    std::string_view delta_type = text_of(field(delta, "type"));
     if (delta_type == "text_delta") {
-      result_.text += string_or_empty(member(delta, "text"));
+      result_.text += text_of(field(delta, "text"));
     } else if (delta_type == "input_json_delta") {
-      found->second.call.arguments += string_or_empty(member(delta, "partial_json"));
+      found->second.call.arguments += text_of(field(delta, "partial_json"));
     }
     // thinking and signature deltas carry no answer but are generated tokens.
     first_token(now_ms);
   } else if (type == "message_delta") {
-    if (auto reason = string_or_empty(member(member(&*v, "delta"), "stop_reason")); !reason.empty())
+    if (auto reason = text_of(field(field(&*v, "delta"), "stop_reason")); !reason.empty())
       result_.finish_reason = reason;
     // message_delta usage is cumulative: the latest value is the total.
-    const auto* usage = member(&*v, "usage");
-    if (auto out = int_of(member(usage, "output_tokens"))) output_tokens_ = out;
-    if (auto in = int_of(member(usage, "input_tokens"))) input_tokens_ = in;
+    const auto* usage = field(&*v, "usage");
+    if (auto out = integer_of(field(usage, "output_tokens"))) output_tokens_ = out;
+    if (auto in = integer_of(field(usage, "input_tokens"))) input_tokens_ = in;
   } else if (type == "message_stop") {
     collect_tool_calls();
     if (input_tokens_ && output_tokens_) result_.usage = Usage{*input_tokens_, *output_tokens_};
@@ -349,7 +322,7 @@ std::string anthropic_body(const StreamResult& r) {
     use["name"] = c.name;
     // Input that does not parse stays a string, so parse_response reports
     // the tool_call error the model caused instead of it vanishing here.
-    if (auto input = parse_json(c.arguments))
+    if (auto input = try_parse(c.arguments))
       use["input"] = std::move(*input);
     else
       use["input"] = c.arguments;
