@@ -24,11 +24,7 @@ std::vector<std::string_view> lines_of(std::string_view s) {
 }
 
 // A path or value from the run, quoted and short for a detail line.
-std::string shown(std::string_view s) {
-  std::string out;
-  json::append_quoted(utf8_prefix(redact(s), 120), out);
-  return out;
-}
+std::string shown(std::string_view s) { return quote_excerpt(redact(s), 120); }
 
 std::string names(const std::vector<std::string>& v) {
   std::string out = "[";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <gate/util/format.hpp>
 #include <gate/util/text.hpp>
 
 namespace gate::check {
@@ -14,14 +15,6 @@ namespace {
 constexpr std::size_t k_max_cells = 25'000'000;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::uint32_t> code_points(std::string_view s) {
   std::vector<std::uint32_t> out;
@@ -55,23 +48,6 @@ template <class T> void bound(const std::vector<T>& a, const std::vector<T>& b) 
                             std::to_string(b.size()) + " units)");
 }
 
-template <class T> std::size_t edit_distance(const std::vector<T>& a, const std::vector<T>& b) {
-  bound(a, b);
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 template <class T> std::size_t lcs_length(const std::vector<T>& a, const std::vector<T>& b) {
   bound(a, b);
   std::vector<std::size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
@@ -86,13 +62,16 @@ template <class T> std::size_t lcs_length(const std::vector<T>& a, const std::ve
 } // namespace
 
 double similarity(Similarity method, std::string_view a, std::string_view b) {
-  a = trim(a);
-  b = trim(b);
+  a = trim_space(a);
+  b = trim_space(b);
   if (method == Similarity::levenshtein) {
     const auto x = code_points(a), y = code_points(b);
     const std::size_t longer = std::max(x.size(), y.size());
     if (longer == 0) return 1;
-    return 1 - static_cast<double>(edit_distance(x, y)) / static_cast<double>(longer);
+    bound(x, y);
+    return 1 - static_cast<double>(
+                   edit_distance(std::span<const std::uint32_t>(x), std::span<const std::uint32_t>(y))) /
+                   static_cast<double>(longer);
   }
   const auto x = words(a), y = words(b);
   if (x.empty() && y.empty()) return 1;

@@ -33,6 +33,10 @@ struct ModelConfig {
   std::optional<double> top_p;
   std::optional<std::int64_t> seed;
   std::optional<std::int64_t> max_tokens = 512;
+  // Provider-specific request fields (model.extra): a JSON object, as
+  // canonical text ("" = none), merged into every request body and so into
+  // the cache key. It may not set a field gate writes (request_fields()).
+  std::string extra;
   double timeout_s = 60.0; // whole call deadline
   int max_retries = 3;
   // How long 429s are retried: for one call, and for the whole pool once no
@@ -157,6 +161,10 @@ struct Provider {
 };
 const std::vector<Provider>& providers();
 const Provider* find_provider(std::string_view name); // nullptr when gate does not speak it
+// The request body fields gate itself writes in any dialect (model/api.cpp,
+// model/responses.cpp, with_streaming): model.extra may not set them, so
+// that what gate pins (sampling, limits, the conversation) stays pinned.
+const std::vector<std::string>& request_fields();
 
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".

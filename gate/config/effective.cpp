@@ -6,6 +6,7 @@
 
 #include <gate/config/keys.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 
 namespace gate::config {
@@ -89,7 +90,7 @@ std::string show(const Config& cfg) {
     return it == cfg.origin.end() ? std::string("default") : it->second;
   };
   for (const Row& row : detail::rows()) {
-    lines.emplace_back(row.info.key + ": " + detail::render(row.get(cfg)), origin(row.info.key));
+    lines.emplace_back(row.info.key + ": " + detail::shown(row, row.get(cfg)), origin(row.info.key));
   }
   if (!cfg.filter.empty()) lines.emplace_back("filter: " + detail::render(cfg.filter), origin("filter"));
   if (cfg.sample) {
@@ -118,7 +119,16 @@ boost::json::object to_json(const Config& cfg) {
     if (!row.reported) continue;
     const std::string& key = row.info.key;
     const std::size_t dot = key.find('.');
-    boost::json::value v = json_value(row.get(cfg));
+    const Value raw = row.get(cfg);
+    boost::json::value v;
+    if (row.kind == detail::Kind::object) {
+      // Absent when empty: a report without model.extra keeps the bytes it had.
+      const std::string& text = std::get<std::string>(raw);
+      if (text.empty()) continue;
+      v = json::parse_strict(redact(text), "model.extra");
+    } else {
+      v = json_value(raw);
+    }
     if (dot == std::string::npos) {
       out[key] = std::move(v);
     } else {

@@ -95,6 +95,24 @@ template <class Access> Row make(std::string key, Kind kind, std::string help, A
 
 const std::string* as_string(const Value& v) { return std::get_if<std::string>(&v); }
 
+// model.extra: a field gate writes itself would be overwritten, or would
+// overwrite what the other model.* keys pin.
+std::string gate_owned_fields(const Value& v) {
+  const std::string* text = as_string(v);
+  if (text == nullptr || text->empty()) return "";
+  std::string owned;
+  const boost::json::value extra = json::parse_strict(*text, "model.extra");
+  for (const auto& [key, value] : extra.as_object()) {
+    const auto& fields = request_fields();
+    if (std::find(fields.begin(), fields.end(), std::string_view(key)) != fields.end())
+      owned += (owned.empty() ? "" : ", ") + quote_excerpt(key);
+  }
+  if (owned.empty()) return "";
+  return "sets " + owned +
+         ", which gate writes itself (use the model.* keys: model.temperature, "
+         "model.max_tokens, ...; the request fields gate owns are in docs/config.md)";
+}
+
 std::vector<std::string> provider_names() {
   std::vector<std::string> out;
   for (const Provider& p : providers())
@@ -113,7 +131,7 @@ std::string sha256_hex(const Value& v) {
   bool ok = s->size() == 64 && std::all_of(s->begin(), s->end(), [](char c) {
               return std::isxdigit(static_cast<unsigned char>(c));
             });
-  return ok ? "" : "expected 64 hex digits (the suite version's sha256), got " + json_quoted(*s);
+  return ok ? "" : "expected 64 hex digits (the suite version's sha256), got " + quote_excerpt(*s);
 }
 
 std::string http_url(const Value& v) {
@@ -122,7 +140,7 @@ std::string http_url(const Value& v) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (s->size() > scheme.size() && s->compare(0, scheme.size(), scheme) == 0) return "";
   }
-  return "expected a URL starting with http:// or https://, got " + json_quoted(*s);
+  return "expected a URL starting with http:// or https://, got " + quote_excerpt(*s);
 }
 
 std::string env_name(const Value& v) {
@@ -131,7 +149,7 @@ std::string env_name(const Value& v) {
   bool ok = !s->empty() && !std::isdigit(static_cast<unsigned char>((*s)[0])) &&
             std::all_of(s->begin(), s->end(),
                         [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-  return ok ? "" : "expected an environment variable name (letters, digits, _), got " + json_quoted(*s);
+  return ok ? "" : "expected an environment variable name (letters, digits, _), got " + quote_excerpt(*s);
 }
 
 // RFC 6901: "" or "/"-separated tokens where "~" is only "~0" or "~1".
@@ -143,7 +161,7 @@ std::string json_pointers(const Value& v) {
     for (std::size_t i = 0; ok && i < p.size(); ++i) {
       if (p[i] == '~') ok = i + 1 < p.size() && (p[i + 1] == '0' || p[i + 1] == '1');
     }
-    if (!ok) return "expected JSON pointers such as \"/user\" (RFC 6901), got " + json_quoted(p);
+    if (!ok) return "expected JSON pointers such as \"/user\" (RFC 6901), got " + quote_excerpt(p);
   }
   return "";
 }
@@ -184,6 +202,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.seed; }, {.nullable = true}));
   r.push_back(make("model.max_tokens", Kind::integer, "completion token limit; null = not sent",
       [](auto& c) -> auto& { return c.model.max_tokens; }, {.nullable = true, .range = {1, 1e9}}));
+  r.push_back(make("model.extra", Kind::object, "provider-specific request fields merged into every request body (and so into the cache key), e.g. reasoning_effort; not a field gate sets itself; {} or null = none",
+      [](auto& c) -> auto& { return c.model.extra; }, {.nullable = true, .extra = gate_owned_fields}));
   r.push_back(make("model.timeout", Kind::number, "deadline in seconds for one whole call",
       [](auto& c) -> auto& { return c.model.timeout_s; }, {.range = k_positive}));
   r.push_back(make("model.max_retries", Kind::integer, "retries after a retryable failure; a 429 is retried for up to model.rate_limit_wait_s instead",
@@ -279,7 +299,7 @@ std::vector<Row> build_rows() {
       if (d.starts_with(article)) d.erase(0, article.size());
     }
     row.info.type = d;
-    row.info.fallback = row.required ? "(required)" : render(row.get(defaults));
+    row.info.fallback = row.required ? "(required)" : shown(row, row.get(defaults));
   }
   return r;
 }
@@ -323,6 +343,7 @@ std::string describe(const Row& r) {
   case Kind::number: d = "a number" + range_text(r.range); break;
   case Kind::boolean: d = "true or false"; break;
   case Kind::string_list: d = "a list of strings"; break;
+  case Kind::object: d = "a mapping"; break;
   case Kind::choice:
     d = "one of ";
     for (std::size_t i = 0; i < r.choices.size(); ++i)
@@ -336,7 +357,8 @@ std::string describe(const Row& r) {
 std::string check(const Row& r, const Value& v) {
   // Strings are always quoted here, so that "got fast" cannot read as prose.
   const std::string* text = std::get_if<std::string>(&v);
-  const std::string expected = "expected " + describe(r) + ", got " + (text ? json_quoted(*text) : render(v));
+  const std::string expected =
+      "expected " + describe(r) + ", got " + (text ? quote_excerpt(*text) : render(v));
   if (std::holds_alternative<std::monostate>(v)) return r.nullable ? "" : expected;
   switch (r.kind) {
   case Kind::string:
@@ -368,16 +390,12 @@ std::string check(const Row& r, const Value& v) {
   case Kind::string_list:
     if (!std::holds_alternative<std::vector<std::string>>(v)) return expected;
     break;
+  case Kind::object:
+    // The loader makes the canonical text from a mapping; nothing else sets it.
+    if (!text || (!text->empty() && text->front() != '{')) return expected;
+    break;
   }
   return r.extra ? r.extra(v) : "";
-}
-
-std::string json_quoted(std::string_view s, std::size_t max_bytes) {
-  std::string out;
-  std::string_view cut = utf8_prefix(s, max_bytes);
-  json::append_quoted(cut, out);
-  if (cut.size() < s.size()) out += "...";
-  return out;
 }
 
 std::string number_text(double d) {
@@ -406,13 +424,20 @@ std::string render(const Value& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
   if (const double* d = std::get_if<double>(&v)) return number_text(*d);
-  if (const std::string* s = std::get_if<std::string>(&v)) return plain_safe(*s) ? *s : json_quoted(*s, 4096);
+  if (const std::string* s = std::get_if<std::string>(&v))
+    return plain_safe(*s) ? *s : quote_excerpt(*s, 4096);
   std::string out = "[";
   for (const std::string& s : std::get<std::vector<std::string>>(v)) {
     if (out.size() > 1) out += ", ";
-    out += json_quoted(s, 4096);
+    out += quote_excerpt(s, 4096);
   }
   return out + "]";
+}
+
+std::string shown(const Row& r, const Value& v) {
+  if (r.kind != Kind::object) return render(v);
+  const std::string* text = std::get_if<std::string>(&v);
+  return text && !text->empty() ? *text : "{}";
 }
 
 } // namespace detail

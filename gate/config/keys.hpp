@@ -28,6 +28,7 @@ enum class Kind {
   boolean,
   choice,
   string_list,
+  object, // a mapping, held as canonical JSON text (model.extra)
 };
 
 struct Range {
@@ -62,8 +63,10 @@ std::string describe(const Row& r);
 std::string check(const Row& r, const Value& v);
 // A value as show() prints it: null, true, 3, 0.05, v1, "a b", ["/user"].
 std::string render(const Value& v);
-// `s` as a JSON string literal, cut to `max_bytes` (for error messages).
-std::string json_quoted(std::string_view s, std::size_t max_bytes = 80);
+// A row's value as show() and the key table print it: render(v), except that
+// a mapping prints as its JSON, which YAML reads back as the same mapping
+// ({} when empty).
+std::string shown(const Row& r, const Value& v);
 // Shortest round-trip text of a double ("2", "0.05").
 std::string number_text(double d);
 

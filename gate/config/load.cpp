@@ -10,7 +10,9 @@
 #include <gate/util/error.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/input.hpp>
+#include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::config {
 namespace {
@@ -40,7 +42,7 @@ bool is_section(const std::string& name) {
 
 std::string unknown_key_message(const std::string& name, const std::string& section) {
   const std::vector<std::string> names = names_in(section);
-  std::string msg = "unknown key " + detail::json_quoted(name, 64) +
+  std::string msg = "unknown key " + quote_excerpt(name, 64) +
                     (section.empty() ? " at top level" : " in " + section) + "; expected one of: ";
   for (std::size_t i = 0; i < names.size(); ++i)
     msg += (i ? ", " : "") + names[i];
@@ -103,7 +105,35 @@ std::string node_kind(const YAML::Node& n) {
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   if (n.IsNull()) return "null";
-  return detail::json_quoted(n.Scalar()) + (n.Tag() == "!" ? " (quoted, so a string)" : "");
+  return quote_excerpt(n.Scalar()) + (n.Tag() == "!" ? " (quoted, so a string)" : "");
+}
+
+// A YAML value as JSON, for model.extra: a plain scalar is null, a boolean
+// or a number when it reads as one (as the keys above read them), else a
+// string; a quoted one is always a string. The prescan bounds the depth.
+boost::json::value yaml_to_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    boost::json::object o;
+    for (const auto& pair : n)
+      o[pair.first.Scalar()] = yaml_to_json(pair.second);
+    return o;
+  }
+  if (n.IsSequence()) {
+    boost::json::array a;
+    for (const YAML::Node& item : n)
+      a.push_back(yaml_to_json(item));
+    return a;
+  }
+  if (n.IsNull()) return nullptr;
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return boost::json::string(s);
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  std::int64_t i = 0;
+  if (parse_integer(s, i)) return i;
+  double d = 0;
+  if (parse_number(s, d)) return d;
+  return boost::json::string(s);
 }
 
 class Loader {
@@ -157,7 +187,7 @@ private:
       const std::string name = key.Scalar();
       const auto [first, inserted] = seen.emplace(name, key.Mark().line + 1);
       if (!inserted) {
-        fail(key.Mark(), "duplicate key " + detail::json_quoted(name, 64) + where_in + " (first at line " +
+        fail(key.Mark(), "duplicate key " + quote_excerpt(name, 64) + where_in + " (first at line " +
                              std::to_string(first->second) + ")");
       }
       const std::string dotted = section.empty() ? name : section + "." + name;
@@ -197,6 +227,12 @@ private:
         items.push_back(item.Scalar());
       }
       v = std::move(items);
+    } else if (row.kind == Kind::object) {
+      if (!node.IsMap()) fail(at, expected + node_kind(node));
+      for (const auto& pair : node)
+        if (!pair.first.IsScalar())
+          fail(pair.first.Mark(), expected + "a mapping whose key is " + node_kind(pair.first));
+      v = node.size() == 0 ? std::string() : json::canonical(yaml_to_json(node));
     } else if (!node.IsScalar()) {
       fail(at, expected + node_kind(node));
     } else {

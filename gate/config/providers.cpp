@@ -19,4 +19,12 @@ const Provider* find_provider(std::string_view name) {
   return it == all.end() ? nullptr : &*it;
 }
 
+const std::vector<std::string>& request_fields() {
+  static const std::vector<std::string> k_fields = {
+      "input", "instructions", "max_output_tokens", "max_tokens", "messages",    "model", "seed",
+      "store", "stream",       "stream_options",    "system",     "temperature", "top_p",
+  };
+  return k_fields;
+}
+
 } // namespace gate::config

@@ -114,9 +114,17 @@ std::string endpoint_path(const config::ModelConfig& m) {
 std::string build_request(const config::ModelConfig& m, const std::string& system,
                           const std::vector<ChatMessage>& messages) {
   const std::string d = dialect(m);
-  if (d == "anthropic") return build_anthropic(m, system, messages);
-  if (d == "responses") return detail::build_responses(m, system, messages);
-  return build_openai(m, system, messages);
+  std::string body = d == "anthropic"   ? build_anthropic(m, system, messages)
+                     : d == "responses" ? detail::build_responses(m, system, messages)
+                                        : build_openai(m, system, messages);
+  if (m.extra.empty()) return body;
+  // The loader refused every field gate writes, so nothing is overwritten.
+  auto v = json::parse_strict(body, "request body");
+  auto& o = v.as_object();
+  const boost::json::value extra = json::parse_strict(m.extra, "model.extra");
+  for (const auto& [key, value] : extra.as_object())
+    o[key] = value;
+  return json::canonical(v);
 }
 
 } // namespace gate::model

@@ -146,6 +146,9 @@ config::ModelConfig judge_model(const config::Config& cfg) {
   m.temperature = cfg.judge.temperature;
   m.top_p.reset();
   m.max_tokens = cfg.judge.max_tokens;
+  // The grader may be another model: the fields of the one under test are
+  // not its fields.
+  m.extra.clear();
   return m;
 }
 

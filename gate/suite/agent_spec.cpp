@@ -2,6 +2,7 @@
 
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::suite {
 
@@ -10,12 +11,6 @@ namespace {
 using gate::json::kind_name;
 
 constexpr std::string_view k_keys[] = {"command", "fixture", "timeout", "input"};
-
-std::string quote_text(std::string_view s) {
-  std::string out;
-  json::append_quoted(s.substr(0, 120), out);
-  return out;
-}
 
 // A relative path that cannot climb out of the directory it is taken in.
 bool plain_relative(std::string_view p) {
@@ -45,7 +40,7 @@ void only_agent_keys(const boost::json::object& o, const std::string& at) {
     for (auto k : k_keys)
       known = known || kv.key() == k;
     if (!known)
-      throw_bad_input(at + ": unknown key " + quote_text(kv.key()) +
+      throw_bad_input(at + ": unknown key " + quote_excerpt(kv.key(), 120) +
                       " in \"agent\"; allowed keys: command, fixture, timeout, input");
   }
 }
@@ -84,15 +79,16 @@ std::string input_of(const Value& x) {
   throw_bad_input(x.at +
                   ": \"input\" must be \"stdin\" or \"file:NAME\" with NAME a relative path inside the "
                   "work copy, got " +
-                  quote_text(s));
+                  quote_excerpt(s, 120));
 }
 
 std::string fixture_text(const Value& x) {
   if (!x.v->is_string() || !plain_relative(x.v->get_string()))
-    throw_bad_input(x.at +
-                    ": \"fixture\" must be a directory relative to the suite directory (no \"..\", not "
-                    "absolute), got " +
-                    (x.v->is_string() ? quote_text(x.v->get_string()) : std::string(kind_name(*x.v))));
+    throw_bad_input(
+        x.at +
+        ": \"fixture\" must be a directory relative to the suite directory (no \"..\", not "
+        "absolute), got " +
+        (x.v->is_string() ? quote_excerpt(x.v->get_string(), 120) : std::string(kind_name(*x.v))));
   return std::string(x.v->get_string());
 }
 
@@ -105,11 +101,11 @@ std::filesystem::path fixture_dir(const Value& x, const std::string& fixture,
   const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
   const fs::path full = fs::weakly_canonical(base / fixture, ec);
   if (ec || !fs::is_directory(full, ec))
-    throw_bad_input(x.at + ": \"fixture\" " + quote_text(fixture) + " is not a directory below " +
+    throw_bad_input(x.at + ": \"fixture\" " + quote_excerpt(fixture, 120) + " is not a directory below " +
                     base.string());
   auto rel = full.lexically_relative(base);
   if (rel.empty() || rel.begin()->string() == "..")
-    throw_bad_input(x.at + ": \"fixture\" " + quote_text(fixture) + " resolves to " + full.string() +
+    throw_bad_input(x.at + ": \"fixture\" " + quote_excerpt(fixture, 120) + " resolves to " + full.string() +
                     ", outside the suite directory " + base.string());
   return full;
 }

@@ -40,17 +40,6 @@ std::size_t first_invalid_utf8(std::string_view s) {
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
-// A value from the file, quoted for an error message: JSON escaping keeps
-// newlines and control bytes out of the terminal, and a cap keeps a huge
-// value from drowning the message.
-std::string quote_value(std::string_view s) {
-  constexpr std::size_t k_cap = 80;
-  std::string out;
-  json::append_quoted(utf8_prefix(s, k_cap), out);
-  if (s.size() > k_cap) out += "...";
-  return out;
-}
-
 using gate::json::kind_name;
 
 // Validates one case line; `at` is "file:line" for messages.
@@ -94,14 +83,14 @@ struct LineParser {
       const auto& mo = m.get_object();
       for (const auto& kv : mo)
         if (kv.key() != "role" && kv.key() != "content")
-          fail(name + ": unknown key " + quote_value(kv.key()) + "; allowed keys: role, content");
+          fail(name + ": unknown key " + quote_excerpt(kv.key()) + "; allowed keys: role, content");
       const auto* role = mo.if_contains("role");
       const auto* content = mo.if_contains("content");
       if (role == nullptr || !role->is_string() ||
           (role->get_string() != "system" && role->get_string() != "user" &&
            role->get_string() != "assistant"))
         fail(name + ".role must be \"system\", \"user\" or \"assistant\"" +
-             (role != nullptr && role->is_string() ? ", got " + quote_value(role->get_string()) : ""));
+             (role != nullptr && role->is_string() ? ", got " + quote_excerpt(role->get_string()) : ""));
       if (content == nullptr || !content->is_string())
         fail(name + ".content must be a string" +
              (content == nullptr ? std::string(" (missing)") : ", got " + std::string(kind_name(*content))));
@@ -120,7 +109,7 @@ struct LineParser {
     for (const auto& kv : v->get_object()) {
       const std::string_view name(kv.key().data(), kv.key().size());
       if (!prompt_name(name))
-        fail("vars: " + quote_value(name) +
+        fail("vars: " + quote_excerpt(name) +
              " is not a variable name (letters, digits, _; not starting with a digit)");
       if (!kv.value().is_string())
         fail("vars." + std::string(name) + " must be a string, got " + std::string(kind_name(kv.value())));
@@ -173,7 +162,7 @@ struct LineParser {
         std::string allowed;
         for (auto k : k_case_keys)
           allowed += (allowed.empty() ? "" : ", ") + std::string(k);
-        fail("unknown key " + quote_value(kv.key()) + "; allowed keys: " + allowed);
+        fail("unknown key " + quote_excerpt(kv.key()) + "; allowed keys: " + allowed);
       }
     }
     Case c;
@@ -203,7 +192,7 @@ struct LineParser {
   void agent(Case& c) const {
     const std::string kind = string_field("kind", true).value_or("plain");
     if (kind != "plain" && kind != "agent")
-      fail("\"kind\" must be \"plain\" or \"agent\", got " + quote_value(kind));
+      fail("\"kind\" must be \"plain\" or \"agent\", got " + quote_excerpt(kind));
     c.kind = kind == "agent" ? Kind::agent : Kind::plain;
     const auto* own = obj.if_contains("agent");
     if (c.kind == Kind::plain) {
@@ -316,7 +305,7 @@ std::vector<Case> parse_cases(std::string_view text, const std::string& where, c
       auto [it, fresh] = id_lines.emplace(ch.cases[j].id, ch.lines[j]);
       if (!fresh)
         throw_bad_input(where + ":" + std::to_string(ch.lines[j]) + ": duplicate id " +
-                        quote_value(ch.cases[j].id) + "; first used on line " + std::to_string(it->second));
+                        quote_excerpt(ch.cases[j].id) + "; first used on line " + std::to_string(it->second));
       cases.push_back(std::move(ch.cases[j]));
     }
     if (errors[i]) std::rethrow_exception(errors[i]);

@@ -1,7 +1,11 @@
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gate {
 
@@ -15,7 +19,26 @@ std::string signed_fixed(double x, int decimals = 1, bool ascii_minus = false);
 // "8.2 ms", "812 ms", "1.24 s", "12.5 s", "2 min 5 s"; "—" when not finite.
 std::string human_ms(double ms);
 
-// Levenshtein distance, for "did you mean" suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b);
+// Levenshtein distance between two sequences (bytes for "did you mean"
+// suggestions, code points or words for the `similar` check): O(|a|·|b|)
+// time, O(|b|) memory.
+template <class T> std::size_t edit_distance(std::span<const T> a, std::span<const T> b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  return edit_distance(std::span<const char>(a), std::span<const char>(b));
+}
 
 } // namespace gate

@@ -26,8 +26,10 @@ enum class Utf8Repair {
 std::string to_valid_utf8(std::string_view s, Utf8Repair how = Utf8Repair::per_byte);
 // The longest prefix of at most `max_bytes` that does not cut a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
-// A value as an error message quotes it: a JSON string of its first
-// `max_bytes` (cut on a UTF-8 boundary), "..." after it when cut.
+// A value as an error message quotes it: a JSON string (the escaping keeps
+// newlines and control bytes out of the terminal) of its first `max_bytes`,
+// cut on a UTF-8 boundary, "..." after it when cut, so that a huge value
+// cannot drown the message.
 std::string quote_excerpt(std::string_view s, std::size_t max_bytes = 80);
 // `s` without leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r).
 std::string_view trim_space(std::string_view s);

@@ -53,7 +53,7 @@ Child spawn_gate(const std::vector<std::string>& args, const fs::path& cwd,
   for (auto& s : env_strings)
     envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_strings{GATE_BINARY};
+  std::vector<std::string> argv_strings{gate_binary()};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_strings)
@@ -127,6 +127,14 @@ Result sh(const fs::path& dir, const std::string& command) {
   const int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   return r;
+}
+
+const std::string& gate_binary() {
+  static const std::string path = [] {
+    const char* v = std::getenv("GATE_TEST_BINARY");
+    return std::string(v != nullptr && *v != '\0' ? v : GATE_BINARY);
+  }();
+  return path;
 }
 
 fs::path source_dir() { return GATE_SOURCE_DIR; }

@@ -42,6 +42,10 @@ Result sh(const std::filesystem::path& dir, const std::string& command);
 // A scratch directory, removed at destruction.
 using gate::testing::TempDir;
 
+// The gate binary under test: $GATE_TEST_BINARY when set (.ci/run points it
+// at the sanitizer build, so these tests are compiled once), else the one
+// built with the tests.
+const std::string& gate_binary();
 std::filesystem::path source_dir();
 std::string slurp(const std::filesystem::path& p);
 void spit(const std::filesystem::path& p, const std::string& text);

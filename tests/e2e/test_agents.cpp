@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* k_canary = "sk-agent-e2e-canary-3c9b1f08";
 
-fs::path build_dir() { return fs::path(GATE_BINARY).parent_path(); }
+fs::path build_dir() { return fs::path(gate_binary()).parent_path(); }
 
 std::string path_with_build() {
   const char* p = std::getenv("PATH");

@@ -78,8 +78,8 @@ TEST_CASE("a stdout that cannot be written is exit 3, never a pass with the verd
     return;
   }
   TempDir tmp;
-  const std::string cmd = std::string(GATE_BINARY) + " compare --baseline " + baseline().string() +
-                          " --current " + baseline().string() + " --format json > /dev/full 2> " +
+  const std::string cmd = gate_binary() + " compare --baseline " + baseline().string() + " --current " +
+                          baseline().string() + " --format json > /dev/full 2> " +
                           (tmp.path() / "err").string();
   const int status = std::system(cmd.c_str());
   REQUIRE(WIFEXITED(status));

@@ -133,7 +133,7 @@ std::string action_check(const fs::path& repo, const std::string& trusted_input)
   std::string env =
       "env -u GATE_DEMO_API_KEY GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_BASE_REF=main"
       " GATE_BIN=" +
-      quoted(GATE_BINARY) + " GITHUB_OUTPUT=" + quoted((repo / "github_output").string()) +
+      quoted(gate_binary()) + " GITHUB_OUTPUT=" + quoted((repo / "github_output").string()) +
       " GITHUB_STEP_SUMMARY=/dev/null RUNNER_TEMP=" + quoted(repo.parent_path().string()) +
       " INPUT_CONFIG=demo/gate.yaml INPUT_OUT_DIR=.gate/ci INPUT_BASELINE=" +
       quoted((source_dir() / "baselines" / "demo.json").string()) +

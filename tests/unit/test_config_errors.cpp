@@ -76,7 +76,7 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, api, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
-      "max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
+      "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
       "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
@@ -145,7 +145,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
   CHECK(load_error("model: gpt-4o\n") ==
         "gate.yaml:1:8: model: expected a mapping of keys (provider, api, base_url, api_key_env, key_alias, "
         "name, "
-        "temperature, top_p, seed, max_tokens, timeout, max_retries, rate_limit_wait_s, ca_file, stream, "
+        "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, "
+        "stream, "
         "requests_per_minute, "
         "tokens_per_minute), got \"gpt-4o\"");
 }
