@@ -259,14 +259,15 @@ check::Result judge(Shared& sh, const suite::Case& c, const check::Check& chk, i
 }
 
 // What the checks see of the reply. A hit's latency is the one recorded with
-// it, so a replay judges the same latency as the recording did.
+// it, so a replay judges the same latency as the recording did; 0 is how an
+// entry stores a latency nobody measured, which is absent, not fast.
 check::Reply check_view(const Obtained& o) {
   check::Reply v;
   v.text = o.reply.text;
   if (!o.reply.finish_reason.empty()) v.finish_reason = o.reply.finish_reason;
   for (const auto& tc : o.reply.tool_calls)
     v.tool_calls.push_back({tc.name, tc.arguments});
-  v.latency_ms = o.response.latency_ms;
+  if (o.response.latency_ms > 0) v.latency_ms = o.response.latency_ms;
   return v;
 }
 

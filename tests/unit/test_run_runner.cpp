@@ -230,3 +230,30 @@ TEST_CASE("assemble: tasks sorted by id, each task's counts and the suite's succ
   CHECK(r.complete);
   CHECK(r.suite.name == "runner-unit");
 }
+
+TEST_CASE(
+    "latency_ms: a measured latency is checked, and replayed as recorded; an unmeasured one is errored") {
+  Harness h;
+  gate::check::Check fast;
+  fast.type = gate::check::Type::latency_ms;
+  fast.label = "latency_ms";
+  fast.max = 100;
+  for (auto& c : h.suite.cases)
+    c.checks = {fast};
+  h.client.answer("2+2", openai_answer("It is 4.")); // 12 ms
+  auto unmeasured = openai_answer("Paris.");
+  unmeasured.latency_ms = 0;
+  h.client.answer("France", unmeasured);
+  gate::run::Outcome rec = h.run(h.config(gate::config::CacheMode::record));
+  REQUIRE(rec.tasks.size() == 2);
+  const auto& capital = rec.tasks[0].runs[0];
+  CHECK_FALSE(capital.passed);
+  CHECK(capital.error == "check");
+  REQUIRE(capital.checks.size() == 1);
+  CHECK(capital.checks[0].detail.find("no latency") != std::string::npos);
+  CHECK(rec.tasks[1].runs[0].passed);
+  // Replayed, the recorded 12 ms is what the check sees.
+  gate::run::Outcome rep = h.run(h.config(gate::config::CacheMode::replay_only));
+  CHECK(rep.tasks[1].runs[0].cache_hit);
+  CHECK(rep.tasks[1].runs[0].passed);
+}
