@@ -10,6 +10,7 @@
 #include <gate/cli/signals.hpp>
 #include <gate/compare/confirm.hpp>
 #include <gate/net/lazy_client.hpp>
+#include <gate/replay/policy.hpp>
 #include <gate/run/runner.hpp>
 #include <gate/util/terminal.hpp>
 
@@ -60,7 +61,7 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
     made.misses.insert(made.misses.end(), out.misses.begin(), out.misses.end());
     for (results::Task& t : out.tasks) {
       for (const results::Run& r : t.runs) {
-        if (r.error == "cache_miss") continue;
+        if (r.error == replay::k_miss_error) continue;
         if (!r.cache_hit) {
           ++made.calls;
           made.tokens += r.prompt_tokens + r.completion_tokens;

@@ -95,9 +95,18 @@ void prescan(std::string_view text, const std::string& where) {
            "expected \"key: value\" or \"- item\" on this line; a value that goes on over several lines "
            "needs quotes or a block scalar (|)");
   };
-  // Lines indented more than this column are a block scalar's text ("|", ">").
-  std::size_t block_scalar_col = 0;
+  // A block scalar ("|", ">") holds the lines indented more than its parent
+  // node: the key or "- " item it is the value of, at block_parent_col. Its
+  // text is at block_text_col: the indentation indicator's ("|2"), counted
+  // from the parent as yaml-cpp does, or else the first non-empty line's. A
+  // line between the two ends the scalar in YAML, and yaml-cpp then reads
+  // it as a new node where none can be (a second document, unasked, after a
+  // root scalar: the twelfth finding looped there), so only a comment may
+  // stand there.
   bool block_scalar = false;
+  std::size_t block_parent_col = 0;
+  std::size_t block_text_col = 0; // 0 = not known yet
+  std::size_t node_col = 0;       // column of the line's last key, item or value begun outside brackets
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\0') fail(line, col, "NUL byte; expected UTF-8 text");
@@ -121,6 +130,7 @@ void prescan(std::string_view text, const std::string& where) {
       indentation = true;
       token_start = true;
       line_col = 0;
+      node_col = 0;
       key_on_line = false;
       prev = last = '\n';
       continue;
@@ -134,12 +144,21 @@ void prescan(std::string_view text, const std::string& where) {
     }
     if (c != ' ' && c != '\t') indentation = false;
     if (block_scalar && line_col == 0 && !blank(c)) {
-      // The first content of a line: still the block scalar's text if it is
-      // indented more than the line that opened it.
-      if (col > block_scalar_col) {
-        comment = true; // nothing on this line counts
-      } else {
+      // The first content of a line: the block scalar's text, the end of
+      // the scalar, or a line yaml-cpp cannot place.
+      if (col > block_parent_col && block_text_col == 0) block_text_col = col;
+      if (col <= block_parent_col) {
         block_scalar = false;
+      } else if (col >= block_text_col) {
+        comment = true; // nothing on this line counts
+      } else if (c == '#') {
+        block_scalar = false; // a comment after the text ends it
+      } else {
+        fail(line, col,
+             "line indented less than the block scalar's text above it (column " +
+                 std::to_string(block_text_col) + ") and more than its key (column " +
+                 std::to_string(block_parent_col) +
+                 "); expected the text's column, or the key's column for the next key");
       }
     }
     if (comment) {
@@ -188,6 +207,7 @@ void prescan(std::string_view text, const std::string& where) {
         token_start = true; // the key ends, its value may begin
         key_on_line = true;
       } else if ((c == '\'' || c == '"') && node_start) {
+        if (depth == 0) node_col = col;
         quote = c;
         quote_line = line, quote_col = col;
       } else if ((c == '[' || c == '{') && (depth > 0 || node_start)) {
@@ -203,16 +223,28 @@ void prescan(std::string_view text, const std::string& where) {
         // bracket (yaml-cpp's own error): nothing changes.
       } else if ((c == '-' || c == '?') && blank_at(i + 1)) {
         // "- " and "? ": a value may still begin.
+        node_col = col;
       } else if (col == 1 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") && blank_at(i + 3)) {
         i += 2, col += 2; // a document marker, not content: a new root follows
         root_col = 0;
         marker = true;
       } else if ((c == '|' || c == '>') && node_start) {
+        // gate.yaml's root is a mapping; yaml-cpp would take a root scalar
+        // and start a second document at the first line left of its text.
+        if (node_col == 0 && root_col == 0)
+          fail(line, col, "expected a mapping of keys at top level (key: value lines)");
         block_scalar = true;
-        block_scalar_col = line_col != 0 ? line_col : col;
-        comment = true; // its header ("|-", "|2") and the rest of the line
+        block_parent_col = node_col != 0 ? node_col : col; // alone on its line: its own column
+        block_text_col = 0;
+        // The header: "|", ">", then a chomping indicator and an indentation
+        // digit in either order.
+        for (std::size_t j = i + 1; j < text.size() && j <= i + 2; ++j) {
+          if (text[j] >= '1' && text[j] <= '9') block_text_col = block_parent_col + (text[j] - '0');
+        }
+        comment = true; // the rest of the line
       } else {
         token_start = false; // a plain scalar begins
+        node_col = col;
       }
     }
     if (marker) {

@@ -33,7 +33,8 @@ TEST_CASE("every fuzz finding is refused before yaml-cpp sees it") {
                            "regression-line-left-of-root.yaml", "regression-dedent-after-key.yaml",
                            "regression-comma-first-left-of-key.yaml", "regression-comma-after-braces.yaml",
                            "regression-lone-cr-in-anchor.yaml", "regression-scalar-root-then-key.yaml",
-                           "regression-tagged-flow-among-keys.yaml", "regression-tag-ends-at-quote.yaml"}) {
+                           "regression-tagged-flow-among-keys.yaml", "regression-tag-ends-at-quote.yaml",
+                           "regression-block-scalar-dedent.yaml"}) {
     const std::string file = name;
     CAPTURE(file);
     const std::string error = load_error(corpus_file(name));
@@ -161,4 +162,49 @@ TEST_CASE("a ',' inside a plain, quoted or block scalar or inside brackets is te
   CHECK(load("model:\n  name: m\nprompt:\n  system: >-\n    a\n    , b\n").prompt.system == "a , b");
   CHECK(load_error(k_minimal + "prompt:\n  system: |\n    , first\n  ,user: x\n") ==
         std::string("gate.yaml:8:3") + k_refused);
+}
+
+TEST_CASE("a block scalar's text ends only at its key's column or at a comment") {
+  const std::string between = ": line indented less than the block scalar's text above it (column ";
+  struct Case {
+    const char* text;
+    std::string error;
+  };
+  const Case cases[] = {
+      // A root block scalar, then a line left of its text: yaml-cpp 0.7
+      // started a second document there and looped on its ',' (the twelfth
+      // finding, fuzz/corpus/config/regression-block-scalar-dedent.yaml).
+      {"># A\n  name: x\n &p: ,u\n", "1:1: expected a mapping of keys at top level (key: value lines)"},
+      {"--- |\n x\n", "1:5: expected a mapping of keys at top level (key: value lines)"},
+      {"a: |\n    text\n  x: 1\n",
+       "3:3" + between +
+           "5) and more than its key (column 1); expected the text's column, or the key's column for "
+           "the next key"},
+      {"a:\n  b: |\n      t\n    c: 1\n",
+       "4:5" + between +
+           "7) and more than its key (column 3); expected the text's column, or the key's column for "
+           "the next key"},
+      {"a:\n- |\n    t\n  ,b\n",
+       "4:3" + between +
+           "5) and more than its key (column 1); expected the text's column, or the key's column for "
+           "the next key"},
+      // An indentation indicator counts from the key, as yaml-cpp counts it.
+      {"a: |2\n   t\n  u\n x\n",
+       "4:2" + between +
+           "3) and more than its key (column 1); expected the text's column, or the key's column for "
+           "the next key"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    CHECK(load_error(c.text) == "gate.yaml:" + c.error);
+  }
+  gate::config::test::Scratch scratch;
+  const auto load = [&](const std::string& extra) {
+    return gate::config::load(scratch.write("gate.yaml", k_minimal + extra));
+  };
+  // A comment left of the text ends the scalar; the next key follows.
+  CHECK(load("prompt:\n  system: |\n      t\n    # c\n  user: x\n").prompt.system == "t\n");
+  // With an indicator, text indented further keeps its leading blanks.
+  CHECK(load("prompt:\n  system: |2\n      t\n    u\n").prompt.system == "  t\nu\n");
+  CHECK(load("prompt:\n  system: >-2\n    t\n").prompt.system == "t");
 }
