@@ -40,7 +40,14 @@ namespace gate::cache {
 struct Entry {
   std::string key; // hex sha256, equals the file name
   std::string provider;
-  std::string path; // endpoint path, e.g. /chat/completions
+  // What the key was made of, kept for people reading a cache: a model
+  // task's entry has the endpoint path (/chat/completions) and its run index
+  // (make_key); a proxied agent call's has the scoped path
+  // (/t/<task>/r/<run>/v1/...) and the call's occurrence within that run
+  // (make_call_key). The key, not these fields, is what a lookup
+  // trusts, so the two meanings share the fields rather than a new format
+  // version that every committed cache would have to be rewritten for.
+  std::string path;
   int replica = 0;
   std::string request; // canonical JSON of the redacted request body
   int status = 200;
