@@ -2,6 +2,9 @@
 // in doubt when asked, and emit it.
 #include <gate/cli/commands.hpp>
 #include <gate/cli/confirm.hpp>
+
+#include <optional>
+
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/verdict_output.hpp>
 #include <gate/compare/compare.hpp>
@@ -23,6 +26,14 @@ int cmd_check(const Args& args) {
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
+  // Bad options fail before the suite runs, not after minutes of calls.
+  std::optional<int> confirm_runs;
+  if (vm.count("confirm")) {
+    confirm_runs = vm["confirm"].as<int>();
+    if (*confirm_runs < 0 || *confirm_runs > 100)
+      throw Error(Exit::bad_input,
+                  "--confirm: expected runs in 0..100, got " + std::to_string(*confirm_runs));
+  }
   // The baseline is read before the run: a missing or broken one fails in
   // a second, not after the whole suite ran.
   config::Config cfg = load_config(vm["config"].as<std::string>(), {});
@@ -40,11 +51,8 @@ int cmd_check(const Args& args) {
   // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
   // which answers came from the branch itself.
   if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
-  ConfirmRequest ask{run.config.confirm.runs, run.config.confirm.max_calls, vm.count("confirm") != 0};
-  if (ask.from_flag) {
-    ask.runs = vm["confirm"].as<int>();
-    if (ask.runs < 0 || ask.runs > 100) throw Error(Exit::bad_input, "--confirm: expected runs in 0..100");
-  }
+  ConfirmRequest ask{confirm_runs.value_or(run.config.confirm.runs), run.config.confirm.max_calls,
+                     confirm_runs.has_value()};
   const int confirm_code = confirm(v, base, *run.report, run, ask, vm.count("quiet") != 0);
   const int code = emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
   return confirm_code != 0 ? confirm_code : code;

@@ -163,6 +163,18 @@ TEST_CASE(
   const std::string skipped = slurp(tmp.path() / "o1" / "verdict.xml");
   CHECK(has(skipped, "<skipped message=\"not run: replay-only; record with GATE_CONFIRM_KEY="));
 
+  // An out-of-range --confirm is bad input, refused before any run: no
+  // report is written and the upstream is not asked.
+  const auto asked = upstream.requests();
+  Result too_many =
+      run_gate({"check", "--config", config.string(), "--out", "o4", "--confirm", "200", "--quiet"},
+               tmp.path(), k_key);
+  INFO(too_many.out << too_many.err);
+  CHECK(too_many.exit_code == 2);
+  CHECK(has(too_many.err, "--confirm: expected runs in 0..100, got 200"));
+  CHECK_FALSE(fs::exists(tmp.path() / "o4" / "report.json"));
+  CHECK(upstream.requests() == asked);
+
   // No key in replay mode: the fresh calls cannot be made, and it says so.
   Result no_key = run_gate({"check", "--config", config.string(), "--out", "o2", "--confirm", "2", "--quiet"},
                            tmp.path());
