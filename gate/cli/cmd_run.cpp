@@ -8,6 +8,7 @@
 #include <gate/cli/progress.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/signals.hpp>
+#include <gate/cli/trusted.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/net/lazy_client.hpp>
 #include <gate/prompt/apply.hpp>
@@ -148,38 +149,6 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
   return resumed;
 }
 
-// "task "a" runs 0, 2; task "b" run 1": the runs of `list` (sorted) by task.
-std::string runs_by_task(const std::vector<run::Miss>& list) {
-  std::string out;
-  for (std::size_t i = 0; i < list.size();) {
-    std::size_t j = i;
-    std::string runs;
-    for (; j < list.size() && list[j].task_id == list[i].task_id; ++j)
-      if (j == i || list[j].run != list[j - 1].run)
-        runs += (runs.empty() ? "" : ", ") + std::to_string(list[j].run);
-    out += (out.empty() ? "" : "; ") + std::string("task \"") + list[i].task_id + "\" run" +
-           (runs.find(',') == std::string::npos ? " " : "s ") + runs;
-    i = j;
-  }
-  return out;
-}
-
-// Entries the branch rewrote are not evidence: the gate stops before any
-// report is written, naming each entry, its task and its run.
-[[noreturn]] void refuse_tampered(const std::vector<run::Miss>& tampered, const cache::Store& store,
-                                  const cache::Store& trusted) {
-  constexpr std::size_t k_named = 10;
-  std::string message = std::to_string(tampered.size()) + " replayed cache entr" +
-                        (tampered.size() == 1 ? "y differs" : "ies differ") + " from the trusted cache " +
-                        trusted.root().string() + ": ";
-  for (std::size_t i = 0; i < tampered.size() && i < k_named; ++i)
-    message += (i == 0 ? "" : "; ") + store.path_for(tampered[i].key).string() + " (task \"" +
-               tampered[i].task_id + "\" run " + std::to_string(tampered[i].run) + ")";
-  if (tampered.size() > k_named) message += "; … and " + std::to_string(tampered.size() - k_named) + " more";
-  throw Error(Exit::bad_input, message + ". An answer edited on the branch is not evidence: restore these "
-                                         "entries from the base branch, or record them again in CI");
-}
-
 } // namespace
 
 RunResult run_from_options(const po::variables_map& vm) {
@@ -225,15 +194,9 @@ RunResult run_from_options(const po::variables_map& vm) {
   in.config = &cfg;
   in.env = &process_env();
   in.store = store ? &*store : nullptr;
-  std::optional<cache::Store> trusted;
-  if (vm.count("trusted-cache")) {
-    const fs::path dir = vm["trusted-cache"].as<std::string>();
-    if (!fs::is_directory(dir))
-      throw Error(Exit::bad_input, "--trusted-cache: expected a cache directory, " + dir.string() + " is " +
-                                       (fs::exists(dir) ? "not a directory" : "missing"));
-    trusted.emplace(dir);
-    in.trusted = &*trusted;
-  }
+  if (vm.count("trusted-cache")) result.trusted_cache = vm["trusted-cache"].as<std::string>();
+  const std::optional<cache::Store> trusted = open_trusted(result.trusted_cache);
+  if (trusted) in.trusted = &*trusted;
   in.client = [&]() -> model::ModelClient& { return client.get(); };
   install_stop_handlers();
   in.stop = &stop_requested();
@@ -256,11 +219,7 @@ RunResult run_from_options(const po::variables_map& vm) {
     return result;
   }
   if (!outcome.untrusted.empty()) {
-    result.recorded_outside_ci = std::to_string(outcome.untrusted.size()) + " replayed answer" +
-                                 (outcome.untrusted.size() == 1 ? " was" : "s were") +
-                                 " recorded outside CI (not in the trusted cache " +
-                                 trusted->root().string() +
-                                 ", so the branch supplied them): " + runs_by_task(outcome.untrusted);
+    result.recorded_outside_ci = recorded_outside_ci(outcome.untrusted, *trusted, "");
     std::cerr << "gate: warning: " << terminal_safe(result.recorded_outside_ci) << "\n";
   }
 

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <gate/cli/progress.hpp>
 #include <gate/cli/signals.hpp>
+#include <gate/cli/trusted.hpp>
 #include <gate/compare/confirm.hpp>
 #include <gate/net/lazy_client.hpp>
 #include <gate/replay/policy.hpp>
@@ -29,12 +31,13 @@ struct SideRuns {
 struct Made {
   std::map<std::string, results::Task> tasks; // by id
   std::vector<run::Miss> misses;
+  std::vector<run::Miss> tampered, untrusted; // with --trusted-cache
   std::int64_t calls = 0, tokens = 0;
   bool tokens_known = true; // every fresh call reported its usage
 };
 
 void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store* store,
-                  net::LazyClient& client, bool quiet, Made& made) {
+                  const cache::Store* trusted, net::LazyClient& client, bool quiet, Made& made) {
   // One execute() per first replica: the runner numbers one batch's runs alike.
   std::set<int> firsts(side.first_replica.begin(), side.first_replica.end());
   for (int first : firsts) {
@@ -42,6 +45,7 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
     in.config = &cfg;
     in.env = &process_env();
     in.store = store;
+    in.trusted = trusted;
     in.client = [&]() -> model::ModelClient& { return client.get(); };
     in.stop = &stop_requested();
     in.first_replica = first;
@@ -59,6 +63,8 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
     if (int code = stop_exit_code(); code != 0)
       throw Error(static_cast<Exit>(code), "interrupted during the confirmation runs");
     made.misses.insert(made.misses.end(), out.misses.begin(), out.misses.end());
+    made.tampered.insert(made.tampered.end(), out.tampered.begin(), out.tampered.end());
+    made.untrusted.insert(made.untrusted.end(), out.untrusted.begin(), out.untrusted.end());
     for (results::Task& t : out.tasks) {
       for (const results::Run& r : t.runs) {
         if (r.error == replay::k_miss_error) continue;
@@ -168,9 +174,24 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
     std::cerr << "gate: confirming: " << plan.picks.size() << " tasks × " << ask.runs
               << " fresh runs per side (at most " << plan.calls << " calls)\n";
   net::LazyClient client(fresh.model, process_env());
+  const std::optional<cache::Store> trusted = open_trusted(run.trusted_cache);
+  const cache::Store* trusted_ptr = trusted ? &*trusted : nullptr;
   Made base_made, cur_made;
-  execute_side(base_side, fresh, store ? &*store : nullptr, client, quiet, base_made);
-  execute_side(cur_side, fresh, store ? &*store : nullptr, client, quiet, cur_made);
+  execute_side(base_side, fresh, store ? &*store : nullptr, trusted_ptr, client, quiet, base_made);
+  execute_side(cur_side, fresh, store ? &*store : nullptr, trusted_ptr, client, quiet, cur_made);
+  // The suite's own runs were held to the trusted cache; the runs that
+  // decide a verdict in doubt are held to it too.
+  auto both = [](std::vector<run::Miss> a, const std::vector<run::Miss>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    std::sort(a.begin(), a.end(), [](const run::Miss& x, const run::Miss& y) {
+      return std::tie(x.task_id, x.run, x.key) < std::tie(y.task_id, y.run, y.key);
+    });
+    return a;
+  };
+  if (const auto tampered = both(base_made.tampered, cur_made.tampered); !tampered.empty())
+    refuse_tampered(tampered, *store, *trusted);
+  if (const auto untrusted = both(base_made.untrusted, cur_made.untrusted); !untrusted.empty())
+    v.warnings.push_back(recorded_outside_ci(untrusted, *trusted, " of the confirmation runs"));
 
   if (!base_made.misses.empty() || !cur_made.misses.empty()) {
     std::vector<std::string> missing;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <optional>
 
 #include <gate/cli/common.hpp>
@@ -22,6 +23,8 @@ struct RunResult {
   // With --trusted-cache: the warning that lists the replayed answers the
   // trusted cache does not hold, by task ("" when there are none).
   std::string recorded_outside_ci;
+  // --trusted-cache, for the confirmation runs that may follow.
+  std::optional<std::filesystem::path> trusted_cache;
 };
 
 // Loads config and suite, runs, writes report.json/md/xml and prints the

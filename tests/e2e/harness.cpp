@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <gate/util/sha256.hpp>
 #include <gate/util/text.hpp>
 
 #include <algorithm>
@@ -160,6 +161,18 @@ std::vector<fs::path> files_below(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file()) out.push_back(e.path());
   return out;
+}
+
+void rewrite_answer(const fs::path& entry, const std::string& from, const std::string& to) {
+  const std::string text = slurp(entry);
+  const std::size_t first_nl = text.find('\n');
+  const std::size_t second_nl = first_nl == std::string::npos ? first_nl : text.find('\n', first_nl + 1);
+  if (second_nl == std::string::npos) throw std::runtime_error(entry.string() + ": not a cache entry");
+  std::string signed_part = text.substr(0, second_nl + 1);
+  const std::size_t at = signed_part.find(from);
+  if (at == std::string::npos) throw std::runtime_error(entry.string() + ": no " + from);
+  signed_part.replace(at, from.size(), to);
+  spit(entry, signed_part + "sha256 " + gate::sha256_hex(signed_part) + "\n");
 }
 
 fs::path copy_demo(const fs::path& dir) {

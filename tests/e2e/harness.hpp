@@ -63,6 +63,12 @@ void set_yaml(const std::filesystem::path& file, const std::string& key, const s
 // Names the first file that does (on stderr).
 bool no_canary_in(const std::filesystem::path& dir, const std::string& printed, const std::string& canary);
 
+// What a pull request's author can do to a committed cache entry by hand:
+// replace `from` with `to` in its JSON line and recompute the checksum
+// (cache/entry.hpp: sha256 of magic "\n" json "\n"). Throws when `from` is
+// not in the line.
+void rewrite_answer(const std::filesystem::path& entry, const std::string& from, const std::string& to);
+
 // Copies the demo (suite, cache, config) into `dir` and returns the config path.
 std::filesystem::path copy_demo(const std::filesystem::path& dir);
 

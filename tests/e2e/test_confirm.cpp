@@ -4,6 +4,7 @@
 // runs, and a replay-only rerun reaches the same verdict with no call.
 #include <doctest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <string>
 
@@ -195,4 +196,59 @@ TEST_CASE(
   CHECK(c.at("calls").as_int64() <= 8);
   CHECK(c.at("tasks").as_array().size() == 2);
   CHECK(c.at("left_out").as_array().size() == 3);
+}
+
+TEST_CASE("--trusted-cache holds the confirmation runs too: branch-supplied runs are named, rewritten ones "
+          "refused") {
+  gate::testing::FakeUpstream upstream(breaks_five());
+  upstream.start();
+  TempDir tmp;
+  const fs::path config = recorded_suite(tmp.path(), upstream);
+  Result plain =
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.exit_code == 0);
+  // The base branch's cache: the baseline's and this branch's first runs.
+  fs::copy(tmp.path() / "cache", tmp.path() / "trusted", fs::copy_options::recursive);
+  // The author records the confirmation on their machine and commits it.
+  Result recorded = run_gate(
+      {"check", "--config", config.string(), "--out", "rec", "--quiet", "--confirm", "3"}, tmp.path(), k_key);
+  INFO(recorded.out << recorded.err);
+  REQUIRE(recorded.exit_code == 1);
+  std::vector<fs::path> added;
+  for (const fs::path& f : files_below(tmp.path() / "cache"))
+    if (!fs::exists(tmp.path() / "trusted" / fs::relative(f, tmp.path() / "cache"))) added.push_back(f);
+  REQUIRE(added.size() == 30);
+
+  // CI replays them: the verdict names every confirmation run the branch supplied.
+  const std::vector<std::string> ci{
+      "check", "--config", config.string(), "--out",  "ci",        "--quiet",         "--confirm",
+      "3",     "--mode",   "replay-only",   "--json", "ci/v.json", "--trusted-cache", "trusted"};
+  Result named = run_gate(ci, tmp.path());
+  INFO(named.out << named.err);
+  CHECK(named.exit_code == 1);
+  CHECK(has(named.out, "30 replayed answers of the confirmation runs were recorded outside CI (not in the "
+                       "trusted cache trusted, so the branch supplied them): task \"t01\" runs 3, 4, 5; "));
+  const auto warnings = read_json(tmp.path() / "ci" / "v.json").at("warnings");
+  CHECK(boost::json::serialize(warnings).find("of the confirmation runs were recorded outside CI") !=
+        std::string::npos);
+
+  // Recorded in CI after all (now trusted), then rewritten on the branch:
+  // one current-side "no" turned "yes" with a fresh checksum.
+  for (const fs::path& f : added) {
+    fs::create_directories((tmp.path() / "trusted" / fs::relative(f, tmp.path() / "cache")).parent_path());
+    fs::copy_file(f, tmp.path() / "trusted" / fs::relative(f, tmp.path() / "cache"));
+  }
+  const std::string no = R"(\"content\":\"no\")";
+  auto rewritten = std::find_if(added.begin(), added.end(),
+                                [&](const fs::path& f) { return slurp(f).find(no) != std::string::npos; });
+  REQUIRE(rewritten != added.end());
+  rewrite_answer(*rewritten, no, R"(\"content\":\"yes\")");
+  fs::remove_all(tmp.path() / "ci");
+  Result refused = run_gate(ci, tmp.path());
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code == 2);
+  CHECK(has(refused.err, "1 replayed cache entry differs from the trusted cache trusted: " +
+                             rewritten->string() + " (task"));
+  CHECK_FALSE(fs::exists(tmp.path() / "ci" / "v.json")); // nothing judged
 }

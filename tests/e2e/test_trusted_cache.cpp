@@ -7,8 +7,6 @@
 #include <boost/json.hpp>
 #include <cstdlib>
 
-#include <gate/util/sha256.hpp>
-
 #include "harness.hpp"
 
 namespace fs = std::filesystem;
@@ -21,20 +19,6 @@ const std::string k_failing_entry =
     "50/50c39cb5dff6719e2bc138132a1153e65c5576e822c340429f2bed907b3c7798.entry";
 // extract-date-iso, run 2.
 const std::string k_other_entry = "1c/1ca4bb9153ae191277c8719acd13177854ef5f0f8b09af798e08a486c13b0a21.entry";
-
-// What a pull request's author can do by hand: replace the answer and
-// recompute the checksum (cache/entry.hpp: sha256 of magic "\n" json "\n").
-void rewrite_answer(const fs::path& entry, const std::string& from, const std::string& to) {
-  std::string text = slurp(entry);
-  const std::size_t first_nl = text.find('\n');
-  const std::size_t second_nl = text.find('\n', first_nl + 1);
-  REQUIRE(second_nl != std::string::npos);
-  std::string signed_part = text.substr(0, second_nl + 1);
-  const std::size_t at = signed_part.find(from);
-  REQUIRE(at != std::string::npos);
-  signed_part.replace(at, from.size(), to);
-  spit(entry, signed_part + "sha256 " + gate::sha256_hex(signed_part) + "\n");
-}
 
 Result check(const fs::path& cwd, const std::vector<std::string>& extra) {
   std::vector<std::string> args{"check",
