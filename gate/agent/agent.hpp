@@ -43,9 +43,11 @@ struct Job {
 
 struct JobResult {
   std::vector<std::string> missing_keys; // replay-only misses seen by the proxy in this run's scope
-  std::string record_error;              // an answer of this run could not be recorded
-  std::filesystem::path kept_workdir;    // set when the work copy was kept
-  bool interrupted = false;              // ended early because `stop` was set: not a result
+  // Hits the trusted cache (--trusted-cache) does not hold, or holds otherwise.
+  std::vector<std::string> untrusted_keys, tampered_keys;
+  std::string record_error;           // an answer of this run could not be recorded
+  std::filesystem::path kept_workdir; // set when the work copy was kept
+  bool interrupted = false;           // ended early because `stop` was set: not a result
 };
 
 // One task × run of an agent case: copies the fixture, runs the command

@@ -14,6 +14,7 @@
 #include <gate/net/lazy_client.hpp>
 #include <gate/proxy/pacing.hpp>
 #include <gate/proxy/route.hpp>
+#include <gate/replay/policy.hpp>
 #include <gate/util/environment.hpp>
 
 namespace gate::proxy {
@@ -36,6 +37,8 @@ struct Observation {
   bool missed = false;      // a replay-only miss (the reply is the 404)
   std::string key;          // the cache key; "" when the request had none (a body that is not JSON)
   std::string record_error; // the answer could not be recorded (the reply is a 500): the run is not whole
+  // A hit the trusted cache (trust()) does not vouch for: same when none is set.
+  replay::Trust trust = replay::Trust::same;
   const std::string* request_body = nullptr;
   const Reply* reply = nullptr;
 };
@@ -66,6 +69,11 @@ public:
   // path checks, on the thread that handled it (so concurrently: it must be
   // thread-safe). Set before start().
   void observe(std::function<void(const Observation&)> observer) { observer_ = std::move(observer); }
+
+  // Holds every answer served from the cache to `trusted` (replay::trust_of);
+  // what it finds goes to the observer (`Observation::trust`), which decides
+  // what it means, as the runner does for model tasks. Set before start().
+  void trust(const cache::Store* trusted) { trusted_ = trusted; }
 
   // How answers from the cache are timed (default: at once). Set before start().
   void pace_replays(ReplayTiming t) { timing_ = t; }
@@ -103,6 +111,7 @@ private:
 
   config::Config cfg_;
   cache::Store store_;
+  const cache::Store* trusted_ = nullptr;
   Environment env_; // what its own client is made from
   ClientSource client_;
   std::unique_ptr<net::LazyClient> own_client_; // when no client was given

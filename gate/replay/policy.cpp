@@ -26,6 +26,12 @@ Decision look_up(const cache::Store* store, config::CacheMode mode, const std::s
   return d;
 }
 
+Trust trust_of(const cache::Store& trusted, const std::string& key, std::string_view hit_bytes) {
+  const cache::Lookup found = trusted.get(key);
+  if (!found.entry) return Trust::absent;
+  return found.bytes == hit_bytes ? Trust::same : Trust::differs;
+}
+
 bool records(const cache::Store* store, config::CacheMode mode, bool succeeded) {
   return store != nullptr && mode != config::CacheMode::off && succeeded;
 }

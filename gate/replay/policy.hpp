@@ -38,6 +38,15 @@ inline constexpr std::string_view k_miss_error = "cache_miss";
 // store is cache mode off.
 Decision look_up(const cache::Store* store, config::CacheMode mode, const std::string& key);
 
+// The trusted-cache rule (docs/ci.md, "A committed cache that a pull
+// request can edit"): a hit's bytes against the entry of the same key in
+// the cache the base branch trusts. A checksum catches corruption, not a
+// rewrite with a recomputed checksum; only the trusted copy tells an answer
+// the branch edited (differs) from one it added (absent). A trusted entry
+// that is missing or unreadable cannot vouch for the hit.
+enum class Trust { same, absent, differs };
+Trust trust_of(const cache::Store& trusted, const std::string& key, std::string_view hit_bytes);
+
 // Whether a fresh response is stored: the cache is on and the response is a
 // success (a failure is never replayed). `succeeded` is the caller's reading
 // of success: a model reply without an error bucket, or a 2xx for the other

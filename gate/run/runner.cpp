@@ -104,18 +104,13 @@ void set_fatal(Shared& sh, Exit code, const std::string& message) {
   sh.abort = true;
 }
 
-// A hit's bytes against the trusted cache's entry of the same key. A
-// checksum catches corruption, not a rewrite with a recomputed checksum: only
-// the base branch's copy tells an answer the branch edited. A trusted entry
-// that is missing or unreadable cannot vouch for the hit.
-void compare_with_trusted(Shared& sh, const std::string& key, const std::string& bytes,
-                          const std::string& task_id, int replica) {
-  const cache::Lookup trusted = sh.in.trusted->get(key);
+// Lists a hit the trusted cache does not vouch for (replay::trust_of).
+void note_trust(Shared& sh, replay::Trust trust, const std::string& key, const std::string& task_id,
+                int replica) {
+  if (trust == replay::Trust::same) return;
   std::lock_guard lock(sh.mutex);
-  if (!trusted.entry)
-    sh.outcome->untrusted.push_back({task_id, replica, key});
-  else if (trusted.bytes != bytes)
-    sh.outcome->tampered.push_back({task_id, replica, key});
+  (trust == replay::Trust::absent ? sh.outcome->untrusted : sh.outcome->tampered)
+      .push_back({task_id, replica, key});
 }
 
 // A response for one prepared request: from the cache, or fresh (then
@@ -142,7 +137,8 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
     sh.outcome->warnings.push_back(std::move(d.warning));
   }
   if (d.verdict == replay::Verdict::hit) {
-    if (sh.in.trusted != nullptr) compare_with_trusted(sh, key, d.bytes, task_id, replica);
+    if (sh.in.trusted != nullptr)
+      note_trust(sh, replay::trust_of(*sh.in.trusted, key, d.bytes), key, task_id, replica);
     o.hit = true;
     o.response.status = d.entry->status;
     o.response.headers = d.entry->headers;
@@ -345,6 +341,10 @@ bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& 
   std::lock_guard lock(sh.mutex);
   for (const auto& key : r.missing_keys)
     sh.outcome->misses.push_back({c.id, replica, key});
+  for (const auto& key : r.untrusted_keys)
+    sh.outcome->untrusted.push_back({c.id, replica, key});
+  for (const auto& key : r.tampered_keys)
+    sh.outcome->tampered.push_back({c.id, replica, key});
   if (!r.missing_keys.empty()) {
     run.error = replay::k_miss_error;
     run.passed = false;
@@ -461,6 +461,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
                   [](const auto* c) { return c->kind == suite::Kind::agent; })) {
     if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
     tap = std::make_unique<agent::Tap>(cfg, *in.env, [&sh]() -> model::ModelClient& { return sh.client(); });
+    tap->trust(in.trusted);
     tap->start();
     sh.tap = tap.get();
   }

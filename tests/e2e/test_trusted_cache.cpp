@@ -4,6 +4,7 @@
 // with the base branch's copy.
 #include <doctest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 
@@ -149,4 +150,49 @@ TEST_CASE(
 
   const std::string off = action_check(repo, "off");
   CHECK(off.find("verdict=pass\n") != std::string::npos);
+}
+
+TEST_CASE("--trusted-cache holds the agents' answers, served by the proxy, too: an added one is named, a "
+          "rewritten one refused") {
+  TempDir tmp;
+  fs::copy(source_dir() / "fixtures" / "agents", tmp.path() / "agents", fs::copy_options::recursive);
+  const fs::path cache = tmp.path() / "agents" / "cache";
+  fs::copy(cache, tmp.path() / "trusted", fs::copy_options::recursive);
+  std::vector<fs::path> recorded = files_below(cache);
+  std::sort(recorded.begin(), recorded.end());
+  REQUIRE_FALSE(recorded.empty());
+  const fs::path entry = recorded.front();
+  const fs::path trusted_copy = tmp.path() / "trusted" / fs::relative(entry, cache);
+  // Its scope, "/t/<task>/r/<run>/...", names the task and run it answered.
+  const std::string text = slurp(entry);
+  const std::size_t line = text.find('\n') + 1;
+  const std::string path(
+      boost::json::parse(text.substr(line, text.find('\n', line) - line)).at("path").as_string());
+  const std::size_t r_at = path.find("/r/");
+  const std::string task = path.substr(3, r_at - 3);
+  const std::string run = path.substr(r_at + 3, path.find('/', r_at + 3) - r_at - 3);
+  auto replay = [&](const std::string& out) {
+    return run_gate({"run", "--config", (tmp.path() / "agents" / "gate.yaml").string(), "--mode",
+                     "replay-only", "--out", out, "--quiet", "--trusted-cache", "trusted"},
+                    tmp.path());
+  };
+
+  // The branch added the answer: replayed, and named.
+  fs::remove(trusted_copy);
+  Result added = replay("out1");
+  INFO(added.out << added.err);
+  CHECK(added.exit_code == 0);
+  CHECK(added.err.find("gate: warning: 1 replayed answer was recorded outside CI (not in the trusted cache "
+                       "trusted, so the branch supplied them): task \"" +
+                       task + "\" run " + run) != std::string::npos);
+
+  // The branch rewrote it (its usage, with a fresh checksum): refused.
+  fs::copy_file(entry, trusted_copy);
+  rewrite_answer(entry, R"(\"completion_tokens\":)", R"(\"completion_tokens\":1)");
+  Result refused = replay("out2");
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("1 replayed cache entry differs from the trusted cache trusted: " + entry.string() +
+                         " (task \"" + task + "\" run " + run + ")") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path() / "out2" / "report.json"));
 }

@@ -92,9 +92,10 @@ struct RunnerSide {
     const auto p = gate::run::prepare(suite.cases[0], config(CacheMode::replay));
     return gate::cache::make_key(p.call.provider, p.call.path, p.hashed_body, 0);
   }
-  gate::run::Outcome run(CacheMode mode) {
+  gate::run::Outcome run(CacheMode mode, const gate::cache::Store* trusted = nullptr) {
     const auto cfg = config(mode);
     gate::run::Inputs in;
+    in.trusted = trusted;
     in.suite = &suite;
     in.cases = {&suite.cases[0]};
     in.config = &cfg;
@@ -130,9 +131,10 @@ struct ProxySide {
     return gate::proxy::request_key("openai", *gate::proxy::parse_target("/t/add/r/0/chat/completions"), body,
                                     0);
   }
-  gate::proxy::Reply ask(CacheMode mode) {
+  gate::proxy::Reply ask(CacheMode mode, const gate::cache::Store* trusted = nullptr) {
     gate::proxy::Server server(config_for(tmp.path() / "cache", mode, upstream.base_url()),
                                gate::environment_of({{k_key_var, k_canary}}));
+    server.trust(trusted);
     server.observe([this](const gate::proxy::Observation& o) {
       std::lock_guard lock(mutex);
       seen.push_back(o);
@@ -278,4 +280,54 @@ TEST_CASE("a failed write is never a warning: the runner ends the run, the proxy
   REQUIRE(proxy.seen.size() == 1);
   CHECK(proxy.seen[0].record_error.find("symlink") != std::string::npos);
   CHECK(fs::is_empty(proxy.tmp.path() / "elsewhere"));
+}
+
+TEST_CASE("trusted cache: both sides hold a hit to it: the same bytes, absent, or other bytes") {
+  KeyEnv env;
+  using gate::replay::Trust;
+  gate::testing::TempDir trusted_dir;
+  gate::cache::Store trusted(trusted_dir.path());
+
+  RunnerSide runner;
+  const gate::cache::Entry entry = recorded_entry(runner.key(), "/chat/completions");
+  runner.store.put(entry);
+  gate::run::Outcome absent = runner.run(CacheMode::replay_only, &trusted);
+  REQUIRE(absent.untrusted.size() == 1);
+  CHECK(absent.untrusted[0].task_id == "add");
+  CHECK(absent.untrusted[0].key == runner.key());
+  CHECK(absent.tampered.empty());
+  trusted.put(entry);
+  gate::run::Outcome same = runner.run(CacheMode::replay_only, &trusted);
+  CHECK(same.untrusted.empty());
+  CHECK(same.tampered.empty());
+  gate::cache::Entry edited = entry;
+  edited.body.replace(edited.body.find("recorded 4"), 10, "recorded 5");
+  runner.store.put(edited);
+  gate::run::Outcome differs = runner.run(CacheMode::replay_only, &trusted);
+  REQUIRE(differs.tampered.size() == 1);
+  CHECK(differs.tampered[0].key == runner.key());
+  CHECK(differs.untrusted.empty());
+
+  ProxySide proxy;
+  const gate::cache::Entry agent_entry = recorded_entry(proxy.key(), "/t/add/r/0/chat/completions");
+  proxy.store.put(agent_entry);
+  std::vector<Trust> seen;
+  for (int step = 0; step < 3; ++step) {
+    if (step == 1) trusted.put(agent_entry);
+    if (step == 2) {
+      gate::cache::Entry e = agent_entry;
+      e.body.replace(e.body.find("recorded 4"), 10, "recorded 5");
+      proxy.store.put(e);
+    }
+    proxy.seen.clear();
+    CHECK(proxy.ask(CacheMode::replay_only, &trusted).status == 200);
+    REQUIRE(proxy.seen.size() == 1);
+    seen.push_back(proxy.seen[0].trust);
+  }
+  CHECK(seen == std::vector<Trust>{Trust::absent, Trust::same, Trust::differs});
+  // Without a trusted cache nothing is held to it.
+  proxy.seen.clear();
+  proxy.ask(CacheMode::replay_only);
+  CHECK(proxy.seen.at(0).trust == Trust::same);
+  CHECK(proxy.upstream.requests() == 0);
 }
