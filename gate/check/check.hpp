@@ -19,7 +19,7 @@ enum class Type {
   equals, contains, icontains, not_contains, starts_with, contains_any, contains_all, regex, json, number,
   length, llm_judge, exit_code, stdout_text, file_exists, file_contains, file_json, command, diff_size,
   file_scope, tool_sequence, final_state, any_of, all_of, negation, similar, refusal, finish_reason,
-  tool_called, tool_args, no_tool_call, tool_order, latency_ms
+  tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost
 };
 // clang-format on
 
@@ -51,8 +51,9 @@ struct Check {
     Test test = Test::exists;
     std::optional<boost::json::value> equals;
     std::vector<boost::json::value> one_of;
-    std::optional<double> min, max; // also: tool_called's exact `count` in min, latency_ms's `max`
-    bool exists = true;             // exists: false → the path must be absent
+    std::optional<double> min,
+        max;            // also: tool_called's exact `count` in min, latency_ms's `max`, cost's `max_usd`
+    bool exists = true; // exists: false → the path must be absent
   };
   std::vector<JsonPath> json_paths;
   // number: first number in the answer within value ± tolerance.
@@ -153,7 +154,11 @@ struct Reply {
   std::optional<std::string> finish_reason; // absent when the provider gave none
   std::vector<ToolCall> tool_calls;         // the first response's, in order
   std::optional<double> latency_ms;         // the run's (for a replay, as recorded)
-  bool from_model = true;                   // false: only text (an agent's stdout)
+  // The model call's cost in USD over its chain (retries; not the judge's
+  // calls), at gate.yaml's pricing; for a replay, what its recorded tokens
+  // cost. Absent when the usage is unknown or the model has no price.
+  std::optional<double> cost_usd;
+  bool from_model = true; // false: only text (an agent's stdout)
 };
 
 // Evaluates a check on a model's reply. Pure; never throws for any answer

@@ -264,6 +264,10 @@ void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& ex
     c.max = f.number("max");
     if (!c.max || *c.max < 0) f.fail("expected \"max\", a number of milliseconds >= 0");
     break;
+  case Type::cost:
+    c.max = f.number("max_usd");
+    if (!c.max || *c.max < 0) f.fail("expected \"max_usd\", a number of US dollars >= 0");
+    break;
   default: break; // refusal, no_tool_call: no operands
   }
 }

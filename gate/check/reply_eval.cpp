@@ -1,4 +1,5 @@
 #include <gate/check/detail.hpp>
+#include <gate/util/format.hpp>
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
@@ -121,6 +122,15 @@ std::string extra_failure(const Check& c, const Reply& reply, std::string_view s
     if (*reply.latency_ms <= *c.max) return "";
     return "expected a latency of at most " + show_number(*c.max) + " ms; it was " +
            show_number(static_cast<double>(static_cast<long long>(*reply.latency_ms + 0.5))) + " ms";
+  case Type::cost:
+    if (!reply.cost_usd) {
+      errored = true;
+      return "the run has no cost (its usage is unknown, or gate.yaml's pricing has no row for the model)";
+    }
+    if (*reply.cost_usd <= *c.max) return "";
+    // Ten decimals, no exponent: a fraction of a micro-dollar still shows.
+    return "expected a cost of at most " + trimmed_fixed(*c.max, 10) + " USD; it was " +
+           trimmed_fixed(*reply.cost_usd, 10) + " USD";
   default: break;
   }
   throw std::logic_error("check type \"" + type_name(c.type) + "\" has no evaluator");

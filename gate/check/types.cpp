@@ -239,6 +239,14 @@ const std::vector<TypeInfo>& type_table() {
        "the run's model latency in milliseconds is at most `max`; a replayed run has the latency recorded "
        "with its answer",
        R"({"type": "latency_ms", "max": 5000})"},
+      {Type::cost,
+       "cost",
+       Kind::reply,
+       {{"max_usd", "required"}},
+       "the model call's cost in USD (its tokens, retries included, at gate.yaml's `pricing` for the model; "
+       "judge calls not included) is at most `max_usd`; a replayed run is judged on its recorded tokens; "
+       "errored when the usage or the model's price is unknown",
+       R"({"type": "cost", "max_usd": 0.002})"},
   };
   return k_types;
 }

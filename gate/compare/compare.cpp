@@ -349,6 +349,12 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   v.metrics = detail::gate_rows(in_parallel ? rows.get() : detail::metric_rows(baseline, current, pairs, o),
                                 o.thresholds);
   v.scenarios = scenarios(pairs);
+  if (baseline.stats.priced || current.stats.priced) {
+    const auto side = [](const metrics::SuiteStats& s) {
+      return CostSide{s.priced, s.cost_usd, s.cached_cost_usd};
+    };
+    v.cost = Cost{side(baseline.stats), side(current.stats)};
+  }
 
   v.reasons = detail::reasons(v);
   v.inconclusive = detail::inconclusive_reasons(v);

@@ -138,6 +138,17 @@ struct Confirmation {
 };
 const char* to_string(Confirmation::State s);
 
+// One report's cost (METRICS.md "Cost"): its suite stats' cost fields.
+struct CostSide {
+  bool priced = false;                // the report's config has a pricing table
+  std::optional<double> paid, cached; // cost_usd, cached_cost_usd; absent = n/a
+};
+
+// The suites' cost, baseline → current: shown, never gated.
+struct Cost {
+  CostSide baseline, current;
+};
+
 struct Verdict {
   Status status = Status::passed;
   bool passed() const { return status == Status::passed; }
@@ -167,6 +178,7 @@ struct Verdict {
   double max_errored_runs_pct = 5;       // thresholds.max_errored_runs_pct
   std::vector<std::string> route_fields; // route fields whose modal values differ, for the headline
   std::optional<Confirmation> confirmation;
+  std::optional<Cost> cost; // absent when neither report has a pricing table
 };
 
 // Status, exit code and headline from the reasons and inconclusive rows:

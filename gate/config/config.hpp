@@ -121,7 +121,11 @@ struct Config {
   int runs = 3; // k
   int concurrency = 4;
   double token_band_pct = 25.0;
-  bool include_polluted = false;       // count route-polluted tasks in the consistency gap
+  bool include_polluted = false; // count route-polluted tasks in the consistency gap
+  // USD per million tokens by model name (`pricing`), as canonical JSON text
+  // ({"<model>": {"prompt": p, "completion": c}}; "" = none): the report's
+  // cost numbers and the `cost` check (METRICS.md "Cost").
+  std::string pricing;
   std::filesystem::path agent_workdir; // agent tasks' work copies go here; "" = the system temp directory
   CacheConfig cache;
   Thresholds thresholds;

@@ -122,10 +122,11 @@ boost::json::object to_json(const Config& cfg) {
     const Value raw = row.get(cfg);
     boost::json::value v;
     if (row.kind == detail::Kind::object) {
-      // Absent when empty: a report without model.extra keeps the bytes it had.
+      // Absent when empty: a report without model.extra or pricing keeps the
+      // bytes it had.
       const std::string& text = std::get<std::string>(raw);
       if (text.empty()) continue;
-      v = json::parse_strict(redact(text), "model.extra");
+      v = json::parse_strict(redact(text), key);
     } else {
       v = json_value(raw);
     }

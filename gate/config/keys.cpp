@@ -73,6 +73,7 @@ struct Spec {
   std::vector<std::string> choices = {};
   std::function<std::string(const Value&)> extra = {};
   bool reported = true;
+  std::vector<std::string> table_fields = {};
 };
 
 // `access` is a generic lambda returning a reference to the member, so one
@@ -88,6 +89,7 @@ template <class Access> Row make(std::string key, Kind kind, std::string help, A
   r.choices = std::move(s.choices);
   r.extra = std::move(s.extra);
   r.reported = s.reported;
+  r.table_fields = std::move(s.table_fields);
   r.set = [access](Config& c, const Value& v) { from_value(v, access(c)); };
   r.get = [access](const Config& c) { return to_value(access(c)); };
   return r;
@@ -240,6 +242,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.token_band_pct; }, {.range = k_positive}));
   r.push_back(make("include_polluted", Kind::boolean, "count route-polluted tasks in the consistency gap",
       [](auto& c) -> auto& { return c.include_polluted; }));
+  r.push_back(make("pricing", Kind::object, "USD per million tokens by model name, e.g. gpt-4o-mini: {prompt: 0.15, completion: 0.6}: the report's cost per task and suite, and the cost check; a model without a row has no cost (n/a); {} or null = no cost",
+      [](auto& c) -> auto& { return c.pricing; }, {.nullable = true, .range = k_non_negative, .table_fields = {"prompt", "completion"}}));
   r.push_back(make("agent.workdir", Kind::path, "where agent tasks get their work copies; \"\" or null = the system temp directory ($TMPDIR)",
       [](auto& c) -> auto& { return c.agent_workdir; }, {.nullable = true, .reported = false}));
   r.push_back(make("cache.dir", Kind::path, "cache directory",
@@ -304,6 +308,8 @@ std::vector<Row> build_rows() {
   return r;
 }
 
+} // namespace
+
 std::string range_text(const Range& r) {
   const bool has_min = r.min > -std::numeric_limits<double>::infinity();
   const bool has_max = r.max < std::numeric_limits<double>::infinity();
@@ -318,8 +324,6 @@ bool in_range(const Range& r, double x) {
   if (r.min_open ? !(x > r.min) : !(x >= r.min)) return false;
   return x <= r.max;
 }
-
-} // namespace
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = build_rows();
@@ -343,7 +347,15 @@ std::string describe(const Row& r) {
   case Kind::number: d = "a number" + range_text(r.range); break;
   case Kind::boolean: d = "true or false"; break;
   case Kind::string_list: d = "a list of strings"; break;
-  case Kind::object: d = "a mapping"; break;
+  case Kind::object:
+    d = "a mapping";
+    if (!r.table_fields.empty()) {
+      d += " of names to {";
+      for (std::size_t i = 0; i < r.table_fields.size(); ++i)
+        d += (i ? ", " : "") + r.table_fields[i];
+      d += "}, each a number" + range_text(r.range);
+    }
+    break;
   case Kind::choice:
     d = "one of ";
     for (std::size_t i = 0; i < r.choices.size(); ++i)

@@ -28,7 +28,7 @@ enum class Kind {
   boolean,
   choice,
   string_list,
-  object, // a mapping, held as canonical JSON text (model.extra)
+  object, // a mapping, held as canonical JSON text (model.extra, pricing)
 };
 
 struct Range {
@@ -44,6 +44,9 @@ struct Row {
   bool required = false;
   Range range;
   std::vector<std::string> choices;
+  // Kind::object as a table (pricing): a mapping of names to mappings that
+  // hold exactly these fields, each a number in `range`. Empty: any mapping.
+  std::vector<std::string> table_fields;
   // A check beyond kind and range; returns "" or what was expected.
   std::function<std::string(const Value&)> extra;
   std::function<void(Config&, const Value&)> set;
@@ -56,6 +59,9 @@ struct Row {
 const std::vector<Row>& rows();
 const Row* find_row(std::string_view key);
 
+// " in 0..2", " >= 0", " > 0 and <= 3600", "" (unbounded).
+std::string range_text(const Range& r);
+bool in_range(const Range& r, double x);
 // "an integer in 1..1000", "one of a|b", "a number 0..2 or null".
 std::string describe(const Row& r);
 // "" when `v` fits the row, else "expected <describe>, got <v>" or the

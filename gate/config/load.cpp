@@ -232,6 +232,7 @@ private:
       for (const auto& pair : node)
         if (!pair.first.IsScalar())
           fail(pair.first.Mark(), expected + "a mapping whose key is " + node_kind(pair.first));
+      if (!row.table_fields.empty()) check_table(row, node);
       v = node.size() == 0 ? std::string() : json::canonical(yaml_to_json(node));
     } else if (!node.IsScalar()) {
       fail(at, expected + node_kind(node));
@@ -268,6 +269,48 @@ private:
     }
     row.set(cfg_, v);
     cfg_.origin[dotted] = where_ + ":" + std::to_string(key.Mark().line + 1);
+  }
+
+  // A table such as pricing: each name's mapping holds exactly the row's
+  // fields, each a plain number in its range; errors point at the value.
+  void check_table(const Row& row, const YAML::Node& table) const {
+    std::map<std::string, int> names;
+    std::string fields;
+    for (const std::string& f : row.table_fields)
+      fields += (fields.empty() ? "" : ", ") + f;
+    for (const auto& entry : table) {
+      const std::string name = entry.first.Scalar();
+      const std::string at = row.info.key + "." + name;
+      if (const auto [first, fresh] = names.emplace(name, entry.first.Mark().line + 1); !fresh)
+        fail(entry.first.Mark(), "duplicate key " + quote_excerpt(name, 64) + " in " + row.info.key +
+                                     " (first at line " + std::to_string(first->second) + ")");
+      const YAML::Node& cells = entry.second;
+      if (!cells.IsMap())
+        fail(cells.IsNull() ? entry.first.Mark() : cells.Mark(),
+             at + ": expected a mapping of " + fields + ", got " + node_kind(cells));
+      std::map<std::string, int> seen;
+      for (const auto& cell : cells) {
+        const std::string field = cell.first.IsScalar() ? cell.first.Scalar() : "";
+        if (std::find(row.table_fields.begin(), row.table_fields.end(), field) == row.table_fields.end())
+          fail(cell.first.Mark(),
+               at + ": unknown field " +
+                   (cell.first.IsScalar() ? quote_excerpt(field, 64) : node_kind(cell.first)) +
+                   "; expected " + fields);
+        if (const auto [first, fresh] = seen.emplace(field, cell.first.Mark().line + 1); !fresh)
+          fail(cell.first.Mark(), "duplicate key " + quote_excerpt(field, 64) + " in " + at +
+                                      " (first at line " + std::to_string(first->second) + ")");
+        const YAML::Node& value = cell.second;
+        double d = 0;
+        if (!value.IsScalar() || value.Tag() == "!" || !parse_number(value.Scalar(), d) ||
+            !detail::in_range(row.range, d))
+          fail(value.IsNull() ? cell.first.Mark() : value.Mark(), at + "." + field + ": expected a number" +
+                                                                      detail::range_text(row.range) +
+                                                                      ", got " + node_kind(value));
+      }
+      for (const std::string& f : row.table_fields)
+        if (!seen.contains(f))
+          fail(entry.first.Mark(), at + ": missing field " + f + " (expected " + fields + ")");
+    }
   }
 
   void finish(const YAML::Node& root) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <unordered_map>
 
+#include <gate/metrics/cost.hpp>
+
 namespace gate::metrics {
 
 namespace {
@@ -220,6 +222,7 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
                                           static_cast<double>(tasks.size());
   s.call_latency = latency_of(std::move(latencies));
   s.run_latency = s.call_latency;
+  detail::suite_cost(per_task, o, s);
   return s;
 }
 

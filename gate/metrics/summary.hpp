@@ -49,6 +49,14 @@ struct TaskStats {
   std::int64_t prompt_tokens = 0, completion_tokens = 0; // whole chain, all runs
   std::int64_t cached_tokens = 0, paid_tokens = 0;       // prompt + completion of cache hits / the rest
   bool usage_missing = false;                            // some run had no usage reported
+  // METRICS.md "Cost", over the measured runs: what the fresh ones cost
+  // (a cache hit pays nothing) and what the replayed ones had cost when they
+  // were recorded. Absent (n/a) when a run they sum has no cost (run_cost)
+  // or the task has no measured run; `priced` is false, and neither is
+  // written, when no pricing is configured.
+  bool priced = false;
+  std::optional<double> cost_usd;
+  std::optional<double> cached_cost_usd;
 };
 
 // success_rate = Σc/Σn over tasks with n >= 1. The interval is Wilson on
@@ -108,6 +116,11 @@ struct SuiteStats {
   double tokens_per_task = 0; // (prompt + completion) / all tasks; 0 with no tasks
   std::int64_t runs_without_usage = 0;
   std::int64_t cache_hits = 0;
+  // The sums of the measured tasks' costs (TaskStats); absent when one of
+  // them is, or no task was measured. Not written unless `priced`.
+  bool priced = false;
+  std::optional<double> cost_usd;
+  std::optional<double> cached_cost_usd;
   // The same set today: a plain task makes one model call per run. Agent runs
   // will carry per-call latencies, and call_latency will then count calls.
   Latency call_latency; // fresh calls only
@@ -126,10 +139,34 @@ struct RouteRules {
   }
 };
 
+// USD per million tokens, as gate.yaml's `pricing` gives them.
+struct Price {
+  double prompt = 0;
+  double completion = 0;
+};
+
+// Who pays what (METRICS.md "Cost"): a run's tokens at the price of its
+// route's model, the llm_judge calls' share at the judge model's.
+struct Pricing {
+  std::map<std::string, Price> models; // by model name; empty: no pricing configured
+  std::string judge_model;             // the model behind llm_judge checks
+  bool configured() const { return !models.empty(); }
+};
+
+// prompt × price.prompt / 1e6 + completion × price.completion / 1e6, in USD.
+double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t completion_tokens);
+
+// A run's cost in USD over its whole chain (retries, judge calls), at the
+// prices of `model` (its route's) and of the judge model: absent when its
+// usage is unknown, `model` has no row, or it made judge calls with tokens
+// and the judge model has none.
+std::optional<double> run_cost(const results::Run& r, const std::string& model, const Pricing& p);
+
 struct Options {
   double token_band_pct = 25.0;
   bool include_polluted = false; // count route-polluted tasks in the consistency gap
   RouteRules routes = {};
+  Pricing pricing = {};
 };
 
 TaskStats task_stats(const results::Task& t, const Options& o);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include <gate/metrics/cost.hpp>
+
 namespace gate::metrics {
 
 namespace {
@@ -185,6 +187,7 @@ TaskStats task_stats(const results::Task& t, const Options& o) {
     if (s.route_polluted) s.route_diff = route_diff(t.runs, o.routes);
   }
   s.token_band_outliers = token_band_outliers(t.runs, o.token_band_pct);
+  detail::task_cost(t, o, s);
   return s;
 }
 

@@ -15,6 +15,13 @@ std::string p_value(double p, std::string_view lt) {
   return fixed(p, 3);
 }
 
+std::string usd_text(double usd) {
+  if (!std::isfinite(usd)) return "—";
+  if (usd >= 1) return "$" + fixed(usd, 2);
+  const std::string s = trimmed_fixed(usd, 6);
+  return s == "0" && usd > 0 ? "<$0.000001" : "$" + s;
+}
+
 std::string plural(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + ' ' + (n == 1 ? one : many);
 }

@@ -19,6 +19,10 @@ std::string pct(double rate);
 // is escaped later); "—" when not finite.
 std::string p_value(double p, std::string_view lt = "&lt;");
 
+// US dollars: "$12.35" from 1 up, else up to six decimals without trailing
+// zeros ("$0.0042", "$0"); "<$0.000001" for less, "—" when not finite.
+std::string usd_text(double usd);
+
 // "1 run", "3 runs".
 std::string plural(std::int64_t n, const char* one, const char* many);
 

@@ -135,6 +135,14 @@ void confirmation(const compare::Confirmation& c, Writer& o) {
   o.end_object();
 }
 
+void cost_side(const compare::CostSide& c, Writer& o) {
+  o.begin_object();
+  o.boolean("priced", c.priced);
+  o.num("paid_usd", c.paid);
+  o.num("cached_usd", c.cached);
+  o.end_object();
+}
+
 } // namespace
 
 std::string verdict_json(const Verdict& v) {
@@ -177,6 +185,13 @@ std::string verdict_json(const Verdict& v) {
       confirmation(*v.confirmation, o.key("confirmation"));
     else
       o.key("confirmation").null();
+    if (v.cost) {
+      // Only with a pricing table on a side: other verdicts keep their bytes.
+      o.key("cost").begin_object();
+      cost_side(v.cost->baseline, o.key("baseline"));
+      cost_side(v.cost->current, o.key("current"));
+      o.end_object();
+    }
     o.end_object();
   }
   out += '\n';

@@ -233,6 +233,20 @@ void metrics(const Verdict& v, Budget& b) {
   emit(b, tests);
 }
 
+// The cost line (METRICS.md "Cost"): information beside the metrics, not
+// a gated row.
+void cost(const Verdict& v, Budget& b) {
+  if (!v.cost) return;
+  const auto usd = [](const compare::CostSide& side, const std::optional<double>& x) {
+    if (!side.priced) return std::string("n/a (no pricing)");
+    return x ? usd_text(*x) : std::string("n/a");
+  };
+  const compare::Cost& c = *v.cost;
+  piece(b, "**Cost (not gated)**: paid " + usd(c.baseline, c.baseline.paid) + " → " +
+               usd(c.current, c.current.paid) + "; replayed runs, as recorded " +
+               usd(c.baseline, c.baseline.cached) + " → " + usd(c.current, c.current.cached) + "\n\n");
+}
+
 // Each listed task appears in exactly one section, the first that applies;
 // its other changes are named in the Note column.
 enum class Kind { regressed, flaky, fixed, stable, flipped };
@@ -428,6 +442,7 @@ std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) 
   b.add(k_marker);
   header(v, b);
   metrics(v, b);
+  cost(v, b);
   confirmation(v, b);
   tasks(v, b);
   id_list("Added tasks", v.added, b);

@@ -152,6 +152,7 @@ template <> struct Description<metrics::Latency> {
 
 template <> struct Description<metrics::SuiteStats> {
   using S = metrics::SuiteStats;
+  static constexpr auto priced = [](const S& s) { return s.priced; };
   static constexpr auto fields = std::tuple{
       field<Object>("overall", &S::overall),
       field<MapOf<Object>>("by_scenario", &S::by_scenario),
@@ -181,6 +182,9 @@ template <> struct Description<metrics::SuiteStats> {
       field<Number>("tokens_per_task", &S::tokens_per_task),
       field<Count>("runs_without_usage", &S::runs_without_usage),
       field<Count>("cache_hits", &S::cache_hits),
+      // Only with a pricing table, so that reports without one keep their bytes.
+      field<OrNull<Number>>("cost_usd", &S::cost_usd, priced),
+      field<OrNull<Number>>("cached_cost_usd", &S::cached_cost_usd, priced),
       field<Object>("call_latency", &S::call_latency),
       field<Object>("run_latency", &S::run_latency),
   };
@@ -188,6 +192,7 @@ template <> struct Description<metrics::SuiteStats> {
 
 template <> struct Description<metrics::TaskStats> {
   using S = metrics::TaskStats;
+  static constexpr auto priced = [](const S& s) { return s.priced; };
   static constexpr auto fields = std::tuple{
       field<Count>("n", &S::n),
       field<Count>("c", &S::c),
@@ -209,6 +214,8 @@ template <> struct Description<metrics::TaskStats> {
       field<Count>("cached_tokens", &S::cached_tokens),
       field<Count>("paid_tokens", &S::paid_tokens),
       field<Flag>("usage_missing", &S::usage_missing),
+      field<OrNull<Number>>("cost_usd", &S::cost_usd, priced),
+      field<OrNull<Number>>("cached_cost_usd", &S::cached_cost_usd, priced),
   };
 };
 

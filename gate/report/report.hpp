@@ -107,9 +107,16 @@ void compute(Report& r, const metrics::Options& o);
 std::int64_t absorbed_rate_limits(const Report& r);
 
 // The metric options a report was computed with: "token_band_pct" (a number
-// >= 0) and "include_polluted" (a bool) from the config object when
-// present, the defaults otherwise. A wrong type is Error(bad_input) naming
+// >= 0), "include_polluted" (a bool) and "pricing" (with "judge.model",
+// whose calls it prices) from the config object when present, the
+// defaults otherwise. A wrong type is Error(bad_input) naming
 // `where`.
 metrics::Options options_from_config(const boost::json::value& config, const std::string& where);
+
+// gate.yaml's `pricing` as JSON ({"<model>": {"prompt": USD per million
+// tokens, "completion": ...}}; null = none) as metrics price it: for
+// options_from_config and the runner's `cost` check. Anything else is
+// Error(bad_input) naming `where`.
+metrics::Pricing pricing_from_json(const boost::json::value& pricing, const std::string& where);
 
 } // namespace gate::report

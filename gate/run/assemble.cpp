@@ -19,10 +19,9 @@ report::Report assemble(Outcome&& outcome, const suite::Suite& s, const config::
   r.incomplete_reason = outcome.incomplete_reason;
   r.tasks = std::move(outcome.tasks);
   std::sort(r.tasks.begin(), r.tasks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  metrics::Options o;
-  o.token_band_pct = c.token_band_pct;
-  o.include_polluted = c.include_polluted;
-  report::compute(r, o);
+  // From the report's own copy of the config, as a reader of the file
+  // computes them: the numbers cannot differ between the run and a reread.
+  report::compute(r, report::options_from_config(r.config, c.file.string()));
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include <gate/net/http_client.hpp>
 #include <gate/prompt/apply.hpp>
 #include <gate/replay/policy.hpp>
+#include <gate/report/report.hpp>
 #include <gate/run/request.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/parallel.hpp>
@@ -72,6 +73,7 @@ struct Shared {
   int workers = 1;
   std::once_flag workers_told{}; // the client learns the worker count once
   agent::Tap* tap = nullptr;     // set when a selected case is an agent case
+  metrics::Pricing pricing{};    // gate.yaml's, for the cost check
 
   // The one client of the whole execute(): model tasks and the agents'
   // proxied calls share its retries and rate limiter. May throw Error.
@@ -294,7 +296,11 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   run.answer_truncated = run.answer.size() < redacted.size();
   run.answer_sha256 = sha256_hex(normalize_answer(reply.text));
   run.passed = true;
-  const check::Reply seen = check_view(o);
+  check::Reply seen = check_view(o);
+  // Before any judge call adds its tokens: the check prices the model's.
+  const results::Route& route = run.route.empty() ? sh.route : run.route;
+  if (const auto model = route.find("model"); model != route.end())
+    seen.cost_usd = metrics::run_cost(run, model->second, sh.pricing);
   for (const auto& chk : c.checks) {
     check::Result r = chk.type == check::Type::llm_judge ? judge(sh, c, chk, replica, reply.text, run)
                                                          : check::evaluate(chk, seen);
@@ -438,6 +444,8 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   const auto& cfg = *in.config;
   Shared sh{.in = in, .progress = progress, .route = configured_route(cfg), .outcome = &outcome};
   sh.route_text = route_json(sh.route);
+  if (!cfg.pricing.empty())
+    sh.pricing = report::pricing_from_json(json::parse_strict(cfg.pricing, "pricing"), cfg.file.string());
   // Every request is built and hashed before the first run, on every core:
   // for a large suite this was a serial stretch as long as a third of the
   // replay itself.

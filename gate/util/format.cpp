@@ -13,6 +13,16 @@ std::string fixed(double x, int decimals) {
   return buf;
 }
 
+std::string trimmed_fixed(double x, int max_decimals) {
+  std::string s = fixed(x, max_decimals);
+  if (s.find('.') == std::string::npos) return s;
+  while (s.back() == '0')
+    s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  if (s == "-0") s = "0";
+  return s;
+}
+
 std::string human_ms(double ms) {
   if (!std::isfinite(ms)) return "—";
   const double a = std::fabs(ms);

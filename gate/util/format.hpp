@@ -11,6 +11,9 @@ namespace gate {
 
 // "12.3" with `decimals` digits after the point.
 std::string fixed(double x, int decimals = 1);
+// fixed() without trailing zeros: "0.0004", "12.35", "0" (also for a value
+// that rounds to zero at `max_decimals`; a caller tells that from 0).
+std::string trimmed_fixed(double x, int max_decimals);
 // "+1.5", "−0.3" (U+2212 minus, as people read it), "0.0" for a value that
 // rounds to zero; `ascii_minus` gives "-0.3" for XML and logs.
 std::string signed_fixed(double x, int decimals = 1, bool ascii_minus = false);

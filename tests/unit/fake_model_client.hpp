@@ -4,6 +4,7 @@
 // habit): scripted replies by the last user message, every call counted and
 // kept, nothing on the network.
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <mutex>
@@ -32,6 +33,23 @@ inline model::ApiResponse openai_answer(const std::string& text, std::int64_t pr
   r.body = boost::json::serialize(body);
   r.latency_ms = 12;
   r.attempt_log = {{200, "", 0, 12, model::Usage{prompt_tokens, completion_tokens}}};
+  return r;
+}
+
+// An OpenAI chat.completion whose message calls `calls` (name, arguments
+// JSON text) in order, finish reason "tool_calls".
+inline model::ApiResponse openai_tool_calls(const std::vector<std::pair<std::string, std::string>>& calls) {
+  model::ApiResponse r = openai_answer("");
+  boost::json::value body = boost::json::parse(r.body);
+  boost::json::array out;
+  for (const auto& [name, arguments] : calls)
+    out.push_back({{"id", "call_" + std::to_string(out.size())},
+                   {"type", "function"},
+                   {"function", {{"name", name}, {"arguments", arguments}}}});
+  auto& choice = body.at("choices").as_array().at(0).as_object();
+  choice["message"].as_object()["tool_calls"] = std::move(out);
+  choice["finish_reason"] = "tool_calls";
+  r.body = boost::json::serialize(body);
   return r;
 }
 
@@ -66,17 +84,22 @@ public:
   // the first rule that matches wins. `attempts` is what send() reports.
   void answer(std::string match, model::ApiResponse reply, int attempts = 1) {
     std::lock_guard lock(mutex_);
-    rules_.push_back({std::move(match), std::move(reply), attempts});
+    rules_.push_back({std::move(match), {std::move(reply)}, attempts});
+  }
+  // Successive calls that match get successive replies; the last repeats.
+  void answer_in_turn(std::string match, std::vector<model::ApiResponse> replies) {
+    std::lock_guard lock(mutex_);
+    rules_.push_back({std::move(match), std::move(replies), 1});
   }
 
   model::ApiResponse send(const model::ApiCall& call, int& attempts) override {
     std::lock_guard lock(mutex_);
     sent_.push_back(call);
     const std::string user = last_user(call.body);
-    for (const auto& r : rules_)
+    for (auto& r : rules_)
       if (user.find(r.match) != std::string::npos) {
         attempts = r.attempts;
-        return r.reply;
+        return r.replies[std::min(r.used++, r.replies.size() - 1)];
       }
     attempts = 1;
     return openai_error(404, "the fake has no answer for \"" + user + "\"");
@@ -116,8 +139,9 @@ private:
 
   struct Rule {
     std::string match;
-    model::ApiResponse reply;
+    std::vector<model::ApiResponse> replies;
     int attempts = 1;
+    std::size_t used = 0;
   };
   mutable std::mutex mutex_;
   std::vector<Rule> rules_;

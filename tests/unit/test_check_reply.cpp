@@ -113,3 +113,27 @@ TEST_CASE("latency_ms: at most max; absent is errored; a reply check on text alo
   CHECK(s.detail == "a reply check needs a model's reply, not stdout");
   CHECK_THROWS_AS(mk(R"({"type": "latency_ms"})"), gate::Error);
 }
+
+TEST_CASE("cost: at most max_usd; above fails; an unknown cost is errored, not passed") {
+  Reply r;
+  r.text = "ok";
+  // 1000 prompt tokens at $0.15/M and 500 completion tokens at $0.6/M:
+  // 0.00015 + 0.0003 = 0.00045.
+  r.cost_usd = 1000 * 0.15 / 1e6 + 500 * 0.6 / 1e6;
+  CHECK(evaluate(mk(R"({"type": "cost", "max_usd": 0.0005})"), r).passed);
+  const Result x = evaluate(mk(R"({"type": "cost", "max_usd": 0.0004})"), r);
+  CHECK_FALSE(x.passed);
+  CHECK_FALSE(x.errored);
+  CHECK(x.detail == "expected a cost of at most 0.0004 USD; it was 0.00045 USD");
+  r.cost_usd = 0.0;
+  CHECK(evaluate(mk(R"({"type": "cost", "max_usd": 0})"), r).passed); // a free run is within any budget
+  r.cost_usd.reset();
+  const Result none = evaluate(mk(R"({"type": "cost", "max_usd": 1})"), r);
+  CHECK(none.errored);
+  CHECK_FALSE(none.passed);
+  CHECK(evaluate(mk(R"({"type": "cost", "max_usd": 1})"), "ok", "stdout").errored);
+  CHECK_THROWS_AS(mk(R"({"type": "cost"})"), gate::Error);
+  CHECK_THROWS_AS(mk(R"({"type": "cost", "max_usd": -1})"), gate::Error);
+  CHECK_THROWS_AS(mk(R"({"type": "cost", "max_usd": "1"})"), gate::Error);
+  CHECK_THROWS_AS(mk(R"({"type": "cost", "max": 1})"), gate::Error);
+}

@@ -79,8 +79,8 @@ TEST_CASE("unknown keys list the expected ones and suggest the closest") {
       "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
-      "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, agent, cache, "
-      "thresholds, confirm, baseline, outputs";
+      "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, pricing, agent, "
+      "cache, thresholds, confirm, baseline, outputs";
   // "nmae" -> "name" is two substitutions.
   CHECK(load_error(k_minimal + "  nmae: x\n") ==
         "gate.yaml:5:3: unknown key \"nmae\" in model; expected one of: " + model_keys +

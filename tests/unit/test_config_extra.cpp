@@ -15,16 +15,7 @@
 using namespace gate::config;
 using gate::config::test::k_minimal;
 using gate::config::test::load_error;
-using gate::config::test::Scratch;
-
-namespace {
-
-Config load_text(const std::string& text) {
-  Scratch s;
-  return load(s.write("gate.yaml", text));
-}
-
-} // namespace
+using gate::config::test::load_text;
 
 TEST_CASE("model.extra: a YAML mapping becomes canonical JSON, scalars typed as the other keys read them") {
   const Config c = load_text(k_minimal + "  extra:\n    reasoning_effort: low\n    verbosity: \"3\"\n"

@@ -38,6 +38,12 @@ struct Scratch {
   }
 };
 
+// Loads `text` as gate.yaml (from a scratch directory removed afterwards).
+inline Config load_text(const std::string& text) {
+  Scratch s;
+  return load(s.write("gate.yaml", text));
+}
+
 // Loads `text` as gate.yaml; returns the message of the Error(bad_input) it
 // must raise, with the file's path replaced by "gate.yaml" so that the
 // expected strings read like what a user sees.

@@ -364,3 +364,14 @@ TEST_CASE("numbers whose inputs are not in the data read n/a, never 0 or a perfe
                   "\"trajectory_similarity\":null"));
   CHECK(has(json, "\"token_band_outliers\":null,\"polluted_tasks\":null"));
 }
+
+TEST_CASE("the cost line: only with pricing; paid and as recorded; n/a spelled out") {
+  Report r = sample();
+  CHECK_FALSE(has(render::report_markdown(r), "Cost ("));
+  r.stats.priced = true;
+  r.stats.cost_usd = 0.0123;
+  r.stats.cached_cost_usd = std::nullopt;
+  CHECK(has(render::report_markdown(r),
+            "Cost (gate.yaml pricing, measured runs): paid $0.0123; replayed runs, as "
+            "recorded (paid nothing now) n/a."));
+}

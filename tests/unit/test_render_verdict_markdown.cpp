@@ -459,3 +459,23 @@ TEST_CASE("verdict markdown: a regex in a check detail is escaped once, so it re
   CHECK(md.find(R"(regex: expected to match /^\\d{3}\$/; the answer is "abc")") != std::string::npos);
   CHECK(md.find(R"(\\\\d)") == std::string::npos);
 }
+
+TEST_CASE("verdict markdown: the cost line, baseline → current, paid and as recorded; n/a spelled out") {
+  Verdict v;
+  v.headline = "✅ gate passed";
+  v.paired = v.unchanged_inputs = 1;
+  compare::Cost c;
+  c.baseline = {true, 0.0123, 0.0};
+  c.current = {true, 0.0, 12.345};
+  v.cost = c;
+  std::string md = verdict_markdown(v, {});
+  CHECK(md.find("**Cost (not gated)**: paid $0.0123 → $0; replayed runs, as recorded $0 → $12.35\n\n") !=
+        std::string::npos);
+  v.cost->baseline = {false, std::nullopt, std::nullopt};
+  v.cost->current = {true, std::nullopt, 0.0000004};
+  md = verdict_markdown(v, {});
+  CHECK(md.find("paid n/a (no pricing) → n/a; replayed runs, as recorded n/a (no pricing) → <$0.000001") !=
+        std::string::npos);
+  v.cost.reset();
+  CHECK(verdict_markdown(v, {}).find("Cost") == std::string::npos);
+}

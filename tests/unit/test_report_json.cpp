@@ -250,3 +250,34 @@ TEST_CASE("prompts and each task's rendered input: written only when known, read
   CHECK(error_of(replaced(text, "\"prompts\": [{", "\"prompts\": [7,{")) ==
         "base.json: expected a JSON object in \"prompts\"");
 }
+
+TEST_CASE("cost: written with a pricing table only, recomputed from the config's copy when read back") {
+  Report plain = sample();
+  const std::string plain_text = report::to_json(plain);
+  CHECK(plain_text.find("cost_usd") == std::string::npos); // reports without pricing keep their bytes
+
+  Report r = sample();
+  r.config.as_object()["pricing"] = boost::json::parse(R"({"m-1": {"prompt": 1000, "completion": 2000}})");
+  report::compute(r, report::options_from_config(r.config, "test"));
+  // a: runs 0 and 1 fresh: (100 + 100) · $0.001 + (10 + 12) · $0.002 =
+  // 0.2 + 0.044 = 0.244 paid; run 2 a hit: 0.1 + 0.02 = 0.12 recorded.
+  CHECK(r.task_stats[0].cost_usd.value() == doctest::Approx(0.244));
+  CHECK(r.task_stats[0].cached_cost_usd.value() == doctest::Approx(0.12));
+  // b: 3 × (0.05 + 0.01) = 0.18; c: its errored run is left out, run 1
+  // (10, 1) = 0.012.
+  CHECK(r.task_stats[1].cost_usd.value() == doctest::Approx(0.18));
+  CHECK(r.task_stats[2].cost_usd.value() == doctest::Approx(0.012));
+  CHECK(r.stats.cost_usd.value() == doctest::Approx(0.436));
+  CHECK(r.stats.cached_cost_usd.value() == doctest::Approx(0.12));
+  const std::string text = report::to_json(r);
+  CHECK(text.find("\"cost_usd\":") != std::string::npos);
+  Report back = report::from_json(text, "mem.json");
+  check_same(r, back);
+  CHECK(report::to_json(back) == text);
+
+  // A priced report whose model has no row: null, never 0.
+  r.config.as_object()["pricing"] = boost::json::parse(R"({"other": {"prompt": 1, "completion": 1}})");
+  report::compute(r, report::options_from_config(r.config, "test"));
+  CHECK_FALSE(r.stats.cost_usd.has_value());
+  CHECK(report::to_json(r).find("\"cost_usd\":null") != std::string::npos);
+}

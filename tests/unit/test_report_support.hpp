@@ -114,6 +114,9 @@ inline void check_same(const metrics::TaskStats& x, const metrics::TaskStats& y)
   CHECK(x.cached_tokens == y.cached_tokens);
   CHECK(x.paid_tokens == y.paid_tokens);
   CHECK(x.usage_missing == y.usage_missing);
+  CHECK(x.priced == y.priced);
+  CHECK(x.cost_usd == y.cost_usd);
+  CHECK(x.cached_cost_usd == y.cached_cost_usd);
 }
 
 inline void check_same(const metrics::RateSummary& x, const metrics::RateSummary& y) {
@@ -156,6 +159,9 @@ inline void check_same(const metrics::SuiteStats& x, const metrics::SuiteStats& 
   CHECK(x.tokens_per_task == y.tokens_per_task);
   CHECK(x.runs_without_usage == y.runs_without_usage);
   CHECK(x.cache_hits == y.cache_hits);
+  CHECK(x.priced == y.priced);
+  CHECK(x.cost_usd == y.cost_usd);
+  CHECK(x.cached_cost_usd == y.cached_cost_usd);
   for (auto [lx, ly] : {std::pair{x.call_latency, y.call_latency}, std::pair{x.run_latency, y.run_latency}}) {
     CHECK(lx.count == ly.count);
     CHECK(lx.p50 == ly.p50);

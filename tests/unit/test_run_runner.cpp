@@ -257,3 +257,71 @@ TEST_CASE(
   CHECK(rep.tasks[1].runs[0].cache_hit);
   CHECK(rep.tasks[1].runs[0].passed);
 }
+
+TEST_CASE("cost check: the model call's tokens at the configured price; replayed as recorded; unpriced is "
+          "errored") {
+  Harness h;
+  gate::check::Check budget;
+  budget.type = gate::check::Type::cost;
+  budget.label = "cost";
+  // 3 prompt and 2 completion tokens at $1000 and $2000 per million:
+  // 0.003 + 0.004 = $0.007 a run.
+  budget.max = 0.007;
+  h.suite.cases[1].checks = {budget}; // add
+  budget.max = 0.0069;
+  h.suite.cases[0].checks = {budget}; // capital
+  script_answers(h.client);
+  auto cfg = h.config(gate::config::CacheMode::record);
+  cfg.pricing = R"({"m":{"completion":2000,"prompt":1000}})";
+  gate::run::Outcome rec = h.run(cfg);
+  REQUIRE(rec.tasks.size() == 2);
+  CHECK(rec.tasks[1].runs[0].passed);
+  CHECK_FALSE(rec.tasks[0].runs[0].passed);
+  CHECK(rec.tasks[0].runs[0].error.empty()); // failed, not errored
+  CHECK(rec.tasks[0].runs[0].checks[0].detail == "expected a cost of at most 0.0069 USD; it was 0.007 USD");
+  cfg.cache.mode = gate::config::CacheMode::replay_only;
+  gate::run::Outcome rep = h.run(cfg);
+  CHECK(rep.tasks[1].runs[0].cache_hit);
+  CHECK(rep.tasks[1].runs[0].passed);
+  CHECK_FALSE(rep.tasks[0].runs[0].passed);
+  // The report: capital and add each paid 2 × $0.007 when recorded; the
+  // replay paid nothing and keeps the recorded $0.028.
+  gate::report::Report a = gate::run::assemble(std::move(rec), h.suite, cfg, "t0", "t1");
+  CHECK(a.task_stats[0].cost_usd.value() == doctest::Approx(0.014));
+  CHECK(a.stats.cost_usd.value() == doctest::Approx(0.028));
+  CHECK(a.stats.cached_cost_usd.value() == 0.0);
+  gate::report::Report b = gate::run::assemble(std::move(rep), h.suite, cfg, "t0", "t1");
+  CHECK(b.stats.cost_usd.value() == 0.0);
+  CHECK(b.stats.cached_cost_usd.value() == doctest::Approx(0.028));
+  // A model without a price: the check cannot say, so the run is errored.
+  cfg.pricing = R"({"other":{"completion":1,"prompt":1}})";
+  gate::run::Outcome unpriced = h.run(cfg);
+  CHECK(unpriced.tasks[1].runs[0].error == "check");
+  CHECK(unpriced.tasks[1].runs[0].checks[0].detail.find("no cost") != std::string::npos);
+}
+
+TEST_CASE("a model task's tool calls are its runs' trajectory: the consistency numbers are computed for it") {
+  Harness h;
+  // "add" calls search(q=a) in runs 0 and 1 and search(q=b), fetch() in
+  // run 2; "capital" calls no tool.
+  h.client.answer_in_turn("2+2",
+                          {gate::testing::openai_tool_calls({{"search", R"({"q":"a"})"}}),
+                           gate::testing::openai_tool_calls({{"search", R"({"q": "a"})"}}),
+                           gate::testing::openai_tool_calls({{"search", R"({"q":"b"})"}, {"fetch", "{}"}})});
+  h.client.answer("France", openai_answer("Paris"));
+  auto cfg = gate::testing::fake_client_config(h.tmp.path() / "cache", gate::config::CacheMode::record, 3);
+  gate::report::Report r = gate::run::assemble(h.run(cfg), h.suite, cfg, "t0", "t1");
+  REQUIRE(r.tasks[0].id == "add");
+  const auto& add = r.task_stats[0];
+  CHECK(add.has_tool_calls);
+  CHECK_FALSE(add.trajectory_consistent);
+  // Sets {search:a}, {search:a} (the same canonical arguments), {search:b,
+  // fetch}: Jaccard 1, 0, 0 over the three pairs, mean 1/3.
+  CHECK(add.trajectory_similarity == doctest::Approx(1.0 / 3.0));
+  CHECK(add.first_divergence == 0); // the modal sequence [search:a] differs at step 0
+  CHECK_FALSE(r.task_stats[1].has_tool_calls);
+  // Over the one task with tool calls: 1 of 1 inconsistent.
+  CHECK(r.stats.trajectory_inconsistency_pp.value() == doctest::Approx(100.0));
+  CHECK(r.stats.trajectory_similarity.value() == doctest::Approx(1.0 / 3.0));
+  CHECK(r.stats.first_divergence_histogram.at(0) == 1);
+}

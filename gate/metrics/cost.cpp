@@ -1,0 +1,73 @@
+#include <gate/metrics/cost.hpp>
+
+// METRICS.md "Cost": tokens × price, with absent kept absent.
+namespace gate::metrics {
+
+double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t completion_tokens) {
+  return static_cast<double>(prompt_tokens) * price.prompt / 1e6 +
+         static_cast<double>(completion_tokens) * price.completion / 1e6;
+}
+
+std::optional<double> run_cost(const results::Run& r, const std::string& model, const Pricing& p) {
+  if (!r.usage_known) return std::nullopt;
+  const auto own = p.models.find(model);
+  if (own == p.models.end()) return std::nullopt;
+  // The run's counts hold the judge's calls too; those are the grader's
+  // tokens, priced at the grader's rates.
+  const std::int64_t judge_prompt = r.judge_prompt_tokens, judge_completion = r.judge_completion_tokens;
+  double cost =
+      tokens_cost(own->second, r.prompt_tokens - judge_prompt, r.completion_tokens - judge_completion);
+  if (judge_prompt + judge_completion > 0) {
+    const auto judge = p.models.find(p.judge_model);
+    if (judge == p.models.end()) return std::nullopt;
+    cost += tokens_cost(judge->second, judge_prompt, judge_completion);
+  }
+  return cost;
+}
+
+namespace detail {
+namespace {
+
+// Adds `cost` to `sum`; an absent cost makes the sum absent for good.
+void add_cost(std::optional<double>& sum, const std::optional<double>& cost) {
+  if (sum && cost)
+    *sum += *cost;
+  else
+    sum.reset();
+}
+
+} // namespace
+
+void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
+  s.priced = o.pricing.configured();
+  if (!s.priced || s.n == 0) return;
+  s.cost_usd = 0.0;
+  s.cached_cost_usd = 0.0;
+  for (const results::Run& r : t.runs) {
+    if (r.errored()) continue;
+    const results::Route& route = r.route.empty() ? o.routes.shared : r.route;
+    const auto model = route.find("model");
+    const std::optional<double> cost =
+        model == route.end() ? std::nullopt : run_cost(r, model->second, o.pricing);
+    add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd, cost);
+  }
+}
+
+void suite_cost(const std::vector<TaskStats>& per_task, const Options& o, SuiteStats& s) {
+  s.priced = o.pricing.configured();
+  if (!s.priced) return;
+  bool measured = false;
+  s.cost_usd = 0.0;
+  s.cached_cost_usd = 0.0;
+  for (const TaskStats& ts : per_task) {
+    if (ts.n == 0) continue; // unmeasured: left out, as from every rate
+    measured = true;
+    add_cost(s.cost_usd, ts.cost_usd);
+    add_cost(s.cached_cost_usd, ts.cached_cost_usd);
+  }
+  if (!measured) s.cost_usd.reset(), s.cached_cost_usd.reset();
+}
+
+} // namespace detail
+
+} // namespace gate::metrics

@@ -1,0 +1,142 @@
+// metrics/cost: METRICS.md "Cost", worked by hand.
+#include <doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <gate/metrics/summary.hpp>
+
+using namespace gate::metrics;
+using doctest::Approx;
+using gate::results::Run;
+using gate::results::Task;
+
+namespace {
+
+// gpt-x: $2 per million prompt tokens, $8 per million completion tokens;
+// judge-y: $1 and $4.
+Pricing prices() {
+  Pricing p;
+  p.models["gpt-x"] = {2.0, 8.0};
+  p.models["judge-y"] = {1.0, 4.0};
+  p.judge_model = "judge-y";
+  return p;
+}
+
+Run run(int index, std::int64_t prompt, std::int64_t completion, bool hit = false) {
+  Run r;
+  r.index = index;
+  r.passed = true;
+  r.prompt_tokens = prompt;
+  r.completion_tokens = completion;
+  r.cache_hit = hit;
+  r.route = {{"model", "gpt-x"}};
+  return r;
+}
+
+Options with_prices() {
+  Options o;
+  o.pricing = prices();
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("tokens_cost: tokens times USD per million") {
+  // 1000 · 2 / 1e6 + 500 · 8 / 1e6 = 0.002 + 0.004 = 0.006
+  CHECK(tokens_cost({2.0, 8.0}, 1000, 500) == Approx(0.006));
+  CHECK(tokens_cost({2.0, 8.0}, 0, 0) == 0.0);
+}
+
+TEST_CASE("run_cost: the model's tokens at its price, the judge's at the judge's; n/a when unknown") {
+  const Pricing p = prices();
+  Run r = run(0, 1000, 500);
+  CHECK(run_cost(r, "gpt-x", p).value() == Approx(0.006));
+  // 300 of the prompt and 100 of the completion tokens were the judge's:
+  // 700 · 2 + 400 · 8 = 4600 µ$ for the model, 300 · 1 + 100 · 4 = 700 µ$
+  // for the judge: 0.0053.
+  r.judge_calls = 1;
+  r.judge_prompt_tokens = 300;
+  r.judge_completion_tokens = 100;
+  CHECK(run_cost(r, "gpt-x", p).value() == Approx(0.0053));
+  // A judge without a price: the whole run is n/a, not the model's part.
+  Pricing no_judge = p;
+  no_judge.models.erase("judge-y");
+  CHECK_FALSE(run_cost(r, "gpt-x", no_judge).has_value());
+  // A model without a row, or a run whose usage nobody reported: n/a, never 0.
+  CHECK_FALSE(run_cost(r, "other", p).has_value());
+  Run unknown = run(0, 0, 0);
+  unknown.usage_known = false;
+  CHECK_FALSE(run_cost(unknown, "gpt-x", p).has_value());
+}
+
+TEST_CASE("task and suite cost: fresh runs are paid, replayed ones cost what they did when recorded") {
+  // Task a: a fresh run (1000, 500) = 0.006 paid, a hit (2000, 0) = 0.004
+  // recorded, an errored run (left out, however many tokens it has).
+  Task a;
+  a.id = "a";
+  a.runs = {run(0, 1000, 500), run(1, 2000, 0, true), run(2, 9000, 9000)};
+  a.runs[2].error = "timeout";
+  a.runs[2].passed = false;
+  // Task b: two hits (500, 250) = 0.001 + 0.002 = 0.003 each: paid 0.
+  Task b;
+  b.id = "b";
+  b.runs = {run(0, 500, 250, true), run(1, 500, 250, true)};
+  const Options o = with_prices();
+  const std::vector<Task> tasks = {a, b};
+  const std::vector<TaskStats> per = {task_stats(a, o), task_stats(b, o)};
+  CHECK(per[0].priced);
+  CHECK(per[0].cost_usd.value() == Approx(0.006));
+  CHECK(per[0].cached_cost_usd.value() == Approx(0.004));
+  CHECK(per[1].cost_usd.value() == 0.0);
+  CHECK(per[1].cached_cost_usd.value() == Approx(0.006));
+  const SuiteStats s = suite_stats(tasks, per, o);
+  CHECK(s.priced);
+  CHECK(s.cost_usd.value() == Approx(0.006));
+  CHECK(s.cached_cost_usd.value() == Approx(0.010));
+}
+
+TEST_CASE("cost is n/a when a summed run's is, when nothing was measured, and absent without pricing") {
+  Task a;
+  a.id = "a";
+  a.runs = {run(0, 1000, 500), run(1, 1000, 500)};
+  a.runs[1].usage_known = false; // a fresh run without usage: the paid sum is unknown
+  Task unmeasured;
+  unmeasured.id = "u";
+  unmeasured.runs = {run(0, 10, 10)};
+  unmeasured.runs[0].error = "rate_limit";
+  const Options o = with_prices();
+  const TaskStats ta = task_stats(a, o), tu = task_stats(unmeasured, o);
+  CHECK_FALSE(ta.cost_usd.has_value());
+  CHECK(ta.cached_cost_usd.value() == 0.0); // no replayed run: nothing recorded
+  CHECK(tu.priced);
+  CHECK_FALSE(tu.cost_usd.has_value());
+  CHECK_FALSE(tu.cached_cost_usd.has_value());
+  // The unmeasured task is left out; the n/a of task a carries to the suite.
+  const SuiteStats s = suite_stats({a, unmeasured}, {ta, tu}, o);
+  CHECK_FALSE(s.cost_usd.has_value());
+  CHECK(s.cached_cost_usd.value() == 0.0);
+  const SuiteStats only_unmeasured = suite_stats({unmeasured}, {tu}, o);
+  CHECK(only_unmeasured.priced);
+  CHECK_FALSE(only_unmeasured.cost_usd.has_value());
+
+  // A run of a model that has no row.
+  Task other = a;
+  other.runs = {run(0, 1000, 500)};
+  other.runs[0].route = {{"model", "unpriced"}};
+  CHECK_FALSE(task_stats(other, o).cost_usd.has_value());
+
+  // The route a run read from a report leaves empty is the shared one.
+  Options shared = o;
+  Task from_file = a;
+  from_file.runs = {run(0, 1000, 500)};
+  from_file.runs[0].route.clear();
+  shared.routes.shared = {{"model", "gpt-x"}};
+  CHECK(task_stats(from_file, shared).cost_usd.value() == Approx(0.006));
+
+  // No pricing table: nothing priced, nothing written.
+  const TaskStats none = task_stats(a, Options{});
+  CHECK_FALSE(none.priced);
+  CHECK_FALSE(none.cost_usd.has_value());
+  CHECK_FALSE(suite_stats({a}, {none}, Options{}).priced);
+}
