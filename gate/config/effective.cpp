@@ -74,7 +74,9 @@ void apply(Config& cfg, const Overrides& o) {
 void resolve_defaults(Config& cfg, const Environment& env) {
   if (cfg.cache.mode_set) return;
   // Only whether the key's variable is set matters; its value is not kept.
-  if (!env.get("CI").empty() && env.get(cfg.model.api_key_env).empty()) {
+  // A server that takes no key (model.api_key_env: null) lacks nothing.
+  const bool keyless = cfg.model.api_key_env.empty();
+  if (!env.get("CI").empty() && !keyless && env.get(cfg.model.api_key_env).empty()) {
     cfg.cache.mode = CacheMode::replay_only;
     cfg.origin["cache.mode"] = "default (CI set, no $" + cfg.model.api_key_env + ")";
   } else {

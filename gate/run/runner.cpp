@@ -423,6 +423,9 @@ results::Route configured_route(const config::Config& c) {
   r["model"] = c.model.name;
   r["base_url_host"] = url.host + ":" + url.port;
   r["base_url_path"] = url.path_prefix;
+  // Azure's api-version changes what the deployment answers; written only
+  // when set, so that other providers' routes stay as they were.
+  if (!c.model.api_version.empty()) r["api_version"] = c.model.api_version;
   r["key_alias"] = c.model.key_alias;
   r["temperature"] = number_text(c.model.temperature);
   r["top_p"] = number_text(c.model.top_p);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
 #include <map>
@@ -62,6 +63,12 @@ void set_yaml(const std::filesystem::path& file, const std::string& key, const s
 // 8 characters, or the base64 of its first 9 ("sk-canary" → "c2stY2FuYXJ5").
 // Names the first file that does (on stderr).
 bool no_canary_in(const std::filesystem::path& dir, const std::string& printed, const std::string& canary);
+
+// The parts of a report that must not depend on how it was produced (a
+// record and its replay agree on them): every task's runs without timing,
+// cache and attempt fields (a fresh call records its attempts; a replay
+// made none), and without the task's stats.
+boost::json::array outcome_view(const boost::json::value& report);
 
 // Copies the demo (suite, cache, config) into `dir` and returns the config path.
 std::filesystem::path copy_demo(const std::filesystem::path& dir);

@@ -71,7 +71,7 @@ TEST_CASE("key_table() names each key once, with a type, a default and help") {
     CHECK_MESSAGE(!k.fallback.empty(), k.key);
     CHECK_MESSAGE(!k.help.empty(), k.key);
   }
-  CHECK(key_table().size() == 53);
+  CHECK(key_table().size() == 54);
   CHECK(key_table().front().key == "suite.path");
 }
 
@@ -143,5 +143,8 @@ TEST_CASE("the provider table: openai's values are ModelConfig's defaults, each 
     choices += (choices.empty() ? "one of " : "|") + p.name;
   CHECK(row->type == choices);
   CHECK(find_provider("anthropic")->api_key_env == "ANTHROPIC_API_KEY");
-  CHECK(find_provider("gemini") == nullptr);
+  CHECK(find_provider("azure")->base_url == ""); // every resource has its own endpoint
+  CHECK(find_provider("azure")->api_key_env == "AZURE_OPENAI_API_KEY");
+  CHECK(find_provider("gemini")->api_key_env == "GEMINI_API_KEY");
+  CHECK(find_provider("bedrock") == nullptr);
 }

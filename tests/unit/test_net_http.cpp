@@ -485,7 +485,8 @@ TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
     CHECK(std::string(e.what()) ==
-          "no API key: environment variable GATE_TEST_NET_MISSING is not set (key alias ci-key)");
+          "no API key: environment variable GATE_TEST_NET_MISSING is not set (key alias ci-key); for a local "
+          "server that takes no key, set model.api_key_env: null");
   }
   CHECK_THROWS_AS(gate::net::make_http_client(m, gate::environment_of({{"GATE_TEST_NET_MISSING", ""}})),
                   gate::Error);
