@@ -267,7 +267,7 @@ void explain_azure_not_found(const config::ModelConfig& m, const Completion& c) 
              "; model.name is the deployment's name in the Azure portal, not the model's");
     return;
   }
-  line("hint", "api_version",
+  line("hint", "version",
        "the path was not found" + where +
            (m.api_version.empty() ? "; check model.base_url ends in /openai/v1"
                                   : "; check model.api_version is one Azure serves (e.g. 2024-10-21) and "

@@ -80,10 +80,7 @@ TEST_CASE(
     "azure deployment URLs: api-key header, api-version query; record then replay-only, plain and streamed") {
   for (const bool stream : {false, true}) {
     CAPTURE(stream);
-    Script s;
-    s.azure_api_version = "2024-10-21";
-    s.error_style = "azure";
-    s.models = {"gpt4o-prod"};
+    Script s = gate::testing::azure_script("2024-10-21", {"gpt4o-prod"});
     s.rules = {{"capital", {"The capital of France is Paris."}}};
     FakeUpstream upstream(s);
     upstream.start();
@@ -117,10 +114,7 @@ TEST_CASE(
 }
 
 TEST_CASE("azure v1 API: chat and responses, streamed; a missing deployment and a missing key are named") {
-  Script s;
-  s.azure_api_version = "2024-10-21"; // the v1 routes take none
-  s.error_style = "azure";
-  s.models = {"gpt4o-prod"};
+  Script s = gate::testing::azure_script("2024-10-21", {"gpt4o-prod"}); // the v1 routes take no version
   s.rules = {{"capital", {"Paris, of course: hello."}}};
   FakeUpstream upstream(s);
   upstream.start();
@@ -157,9 +151,7 @@ TEST_CASE("azure v1 API: chat and responses, streamed; a missing deployment and 
 }
 
 TEST_CASE("azure content filter: an answer stopped by the filter is judged by the checks, not an error") {
-  Script s;
-  s.azure_api_version = "2024-10-21";
-  s.error_style = "azure";
+  Script s = gate::testing::azure_script("2024-10-21", {});
   gate::testing::Rule filtered{"capital", {""}};
   filtered.finish_reason = "content_filter";
   s.rules = {filtered};
@@ -199,12 +191,7 @@ TEST_CASE("gemini: no usage is n/a, not 0; its array of errors lands in the righ
   CHECK(report.at("tasks").as_array()[0].at("stats").at("usage_missing").as_bool());
 
   // Google answers a bad key with a 400 and an array of errors.
-  gate::testing::Fault bad_key;
-  bad_key.status = 400;
-  bad_key.times = 100;
-  bad_key.body = R"([{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.",)"
-                 R"("status":"INVALID_ARGUMENT"}}])";
-  s.faults = {bad_key};
+  s.faults = {gate::testing::gemini_bad_key()};
   FakeUpstream refusing(s);
   refusing.start();
   write_config(dir, "  provider: gemini\n  base_url: " + origin(refusing) + "/v1beta/openai\n");

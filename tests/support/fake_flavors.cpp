@@ -56,6 +56,23 @@ std::string error_body(const Script& script, int status, const std::string& mess
   return bj::serialize(bj::object{{"error", bj::object{{"message", message}, {"type", type}, {"code", c}}}});
 }
 
+Script azure_script(const std::string& api_version, const std::vector<std::string>& deployments) {
+  Script s;
+  s.azure_api_version = api_version;
+  s.error_style = "azure";
+  s.models = deployments;
+  return s;
+}
+
+Fault gemini_bad_key() {
+  Fault f;
+  f.status = 400;
+  f.times = 1000;
+  f.body = R"([{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.",)"
+           R"("status":"INVALID_ARGUMENT"}}])";
+  return f;
+}
+
 std::optional<Refusal> azure_refusal(const Script& script, std::string_view path, std::string_view query,
                                      const std::string& api_key_header) {
   if (api_key_header.empty())

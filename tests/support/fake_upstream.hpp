@@ -91,6 +91,13 @@ struct Script {
   std::string error_style = {};
 };
 
+// The scripts tests of other providers start from: Azure serving
+// `deployments` at `api_version` with its error shapes; and the fault of
+// Google's OpenAI-compatible endpoint for a bad key (a 400 whose body is
+// an array of errors), on every request.
+Script azure_script(const std::string& api_version, const std::vector<std::string>& deployments);
+Fault gemini_bad_key();
+
 // Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers",
 // "tool_calls": [{"name", "arguments": {...}}], "finish_reason"}],
 // "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms",
