@@ -169,7 +169,9 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
   if (!o.hit && fatal_bucket(o.reply.bucket)) {
     set_fatal(sh, Exit::cannot_run,
               "upstream " + model::to_string(o.reply.bucket) + " error for " + what + ": " + o.reply.error +
-                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")" +
+                  (cfg.model.api_key_env.empty() ? std::string(" (no key sent: model.api_key_env is null)")
+                                                 : " (key alias " + cfg.model.key_alias + ", key from $" +
+                                                       cfg.model.api_key_env + ")") +
                   remedy(o.reply.bucket));
   }
   if (!o.hit && replay::records(sh.in.store, mode, o.reply.bucket == model::Bucket::none)) {

@@ -236,6 +236,25 @@ TEST_CASE(
   CHECK_FALSE(first_run(report).at("usage_known").as_bool());
   CHECK(report.at("route").at("key_alias").as_string() == "default");
 
+  // A miss says how to record it, with no key to set.
+  set_yaml(dir / "gate.yaml", "name", "llama3.2");
+  r = run(dir, "missed", "replay-only", {});
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("To record them, run: gate run --config gate.yaml --mode replay") != std::string::npos);
+
+  // A server that wants a key after all: auth, saying none was sent.
+  Script locked = s;
+  gate::testing::Fault unauthorized;
+  unauthorized.status = 401;
+  unauthorized.times = 100;
+  locked.faults = {unauthorized};
+  FakeUpstream locked_server(locked);
+  locked_server.start();
+  write_config(dir, "  base_url: " + locked_server.base_url() + "\n  api_key_env: null\n");
+  r = run(dir, "locked", "record", {});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("no key sent: model.api_key_env is null") != std::string::npos);
+
   // The seed the server refuses: a readable bad_response, never dropped silently.
   write_config(dir, "  base_url: " + upstream.base_url() + "\n  api_key_env: null\n  seed: 7\n");
   r = run(dir, "seeded", "record", {});
