@@ -128,6 +128,9 @@ boost::json::object to_json(const Config& cfg) {
       const std::string& text = std::get<std::string>(raw);
       if (text.empty()) continue;
       v = json::parse_strict(redact(text), "model.extra");
+    } else if (key == "model.api_version" && std::get<std::string>(raw).empty()) {
+      // Azure's alone: every other provider's report keeps the bytes it had.
+      continue;
     } else {
       v = json_value(raw);
     }
