@@ -197,7 +197,7 @@ std::vector<Row> build_rows() {
   };
   r.push_back(make("model.provider", Kind::choice, "API dialect spoken upstream",
       [](auto& c) -> auto& { return c.model.provider; }, {.choices = provider_names()}));
-  r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic takes chat only",
+  r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic and gemini take chat only",
       [](auto& c) -> auto& { return c.model.api; }, {.choices = {"chat", "responses"}}));
   r.push_back(make("model.api_version", Kind::string, "azure only: the api-version of deployment URLs ({endpoint}/openai/deployments/{model.name}/...?api-version=...), e.g. 2024-10-21; \"\" or null = the v1 API (model.base_url {endpoint}/openai/v1)",
       [](auto& c) -> auto& { return c.model.api_version; }, {.nullable = true, .extra = api_version}));

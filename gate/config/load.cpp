@@ -287,6 +287,11 @@ private:
            "model.api: provider anthropic speaks only its Messages API; expected "
            "chat, or provider openai for the Responses API");
     }
+    // Google's OpenAI-compatible endpoint has no Responses API.
+    if (cfg_.model.provider == "gemini" && cfg_.model.api != "chat") {
+      fail(mark_of(root, "model", "api"),
+           "model.api: provider gemini speaks only Chat Completions; expected chat");
+    }
     check_azure(root);
     // Provider-dependent defaults, unless the file chose a value.
     // openai's are the struct's own defaults, shown as plain "default".

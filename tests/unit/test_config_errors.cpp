@@ -129,6 +129,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
   CHECK(load_error(k_minimal + "  provider: anthropic\n  api: responses\n") ==
         "gate.yaml:6:3: model.api: provider anthropic speaks only its Messages API; expected chat, or "
         "provider openai for the Responses API");
+  CHECK(load_error(k_minimal + "  provider: gemini\n  api: responses\n") ==
+        "gate.yaml:6:3: model.api: provider gemini speaks only Chat Completions; expected chat");
   CHECK(load_error(k_minimal + "  api: completions\n") ==
         "gate.yaml:5:8: model.api: expected one of chat|responses, got \"completions\"");
   CHECK(load_error(k_minimal + "  provider: bedrock\n") ==
