@@ -243,7 +243,7 @@ void check_azure_form(const config::ModelConfig& m) {
   const bool v1 = ends_with_path(m.base_url, "/openai/v1");
   if (m.api_version.empty()) {
     line(v1 ? "ok" : "warn", "azure",
-         v1 ? "the v1 API: " + m.base_url + "/chat/completions with deployment \"" + m.name +
+         v1 ? "the v1 API: " + m.base_url + model::endpoint_path(m) + " with deployment \"" + m.name +
                   "\" (model.name) in the body"
             : "no model.api_version, so the v1 API, whose base URL ends in /openai/v1; " + m.base_url +
                   " does not");
