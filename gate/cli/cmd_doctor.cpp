@@ -58,11 +58,17 @@ struct KeyState {
   bool present = false;
 };
 
-KeyState check_key(const config::ModelConfig& m) {
+KeyState check_key(const config::ModelConfig& m, const net::Url& url) {
+  if (m.api_key_env.empty()) {
+    line("ok", "key", "none needed: model.api_key_env is null, so no key is sent");
+    return {true};
+  }
   const std::string key = process_env().get(m.api_key_env);
   std::string where = "$" + m.api_key_env + " (key alias " + m.key_alias + ")";
   if (key.empty()) {
     line("FAIL", "key", where + " is not set; export it, or name another variable in model.api_key_env");
+    if (net::is_loopback_host(url.host))
+      line("hint", "key", "a local server that takes no key needs none: set model.api_key_env: null");
     return {};
   }
   register_secret(key);
@@ -136,19 +142,17 @@ bool check_dns_tcp(const net::Url& url) {
     return false;
   }
   if (ec) {
-    line("FAIL", "tcp", "cannot connect to " + host + ":" + port + ": " + ec.message());
+    // Nothing listens on a local port: the server is not started (yet).
+    const bool refused = ec == asio::error::connection_refused && net::is_loopback_host(host);
+    line("FAIL", "tcp",
+         "cannot connect to " + host + ":" + port + ": " + ec.message() +
+             (refused ? "; is the server running? (ollama serve, vllm serve, llama-server)" : ""));
     return false;
   }
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   line("ok", "tcp",
        "connected to " + host + ":" + port + " in " + std::to_string(static_cast<long>(ms)) + " ms");
   return true;
-}
-
-net::Headers auth_headers(const config::ModelConfig& m) {
-  const std::string key = process_env().get(m.api_key_env);
-  if (m.provider == "anthropic") return {{"x-api-key", key}, {"anthropic-version", "2023-06-01"}};
-  return {{"authorization", "Bearer " + key}};
 }
 
 // GET {base}/models: the first request that needs TLS, so it is the TLS
@@ -159,7 +163,9 @@ model::ApiResponse get_models(const config::ModelConfig& m, bool with_key) {
   while (!r.url.empty() && r.url.back() == '/')
     r.url.pop_back();
   r.url += m.provider == "anthropic" ? "/v1/models" : "/models";
-  if (with_key) r.headers = auth_headers(m);
+  if (!m.api_version.empty()) r.url += "?api-version=" + m.api_version;
+  const std::string key = m.api_key_env.empty() ? std::string() : process_env().get(m.api_key_env);
+  if (with_key) r.headers = model::provider_headers(m, key);
   r.timeout_s = std::min(m.timeout_s, k_step_timeout_s);
   r.ca_file = m.ca_file.string();
   return net::fetch(r, process_env());
@@ -223,7 +229,53 @@ std::string other_base_url(const std::string& base) {
   return b + "/v1";
 }
 
+bool ends_with_path(std::string base, std::string_view tail) {
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  return base.ends_with(tail);
+}
+
+// Azure's two URL forms: the v1 API ({endpoint}/openai/v1, no api-version)
+// and deployment URLs ({endpoint}/openai, with one). A base URL of the one
+// with the settings of the other gets 404s that name neither.
+void check_azure_form(const config::ModelConfig& m) {
+  if (m.provider != "azure") return;
+  const bool v1 = ends_with_path(m.base_url, "/openai/v1");
+  if (m.api_version.empty()) {
+    line(v1 ? "ok" : "warn", "azure",
+         v1 ? "the v1 API: " + m.base_url + model::endpoint_path(m) + " with deployment \"" + m.name +
+                  "\" (model.name) in the body"
+            : "no model.api_version, so the v1 API, whose base URL ends in /openai/v1; " + m.base_url +
+                  " does not");
+    return;
+  }
+  line(v1 || !ends_with_path(m.base_url, "/openai") ? "warn" : "ok", "azure",
+       "deployment URL " + m.base_url + model::endpoint_path(m) +
+           (v1 ? "; with model.api_version the base URL is {endpoint}/openai, without /v1"
+            : !ends_with_path(m.base_url, "/openai") ? "; the base URL should end in /openai"
+                                                     : ""));
+}
+
+void explain_azure_not_found(const config::ModelConfig& m, const Completion& c) {
+  const std::string message = lower(c.reply.error);
+  const std::string where = m.api_version.empty()
+                                ? " (the v1 API at " + m.base_url + ")"
+                                : " at " + m.base_url + " with api-version " + m.api_version;
+  if (message.find("deployment") != std::string::npos) {
+    line("FAIL", "deployment",
+         "Azure has no deployment \"" + m.name + "\" (model.name)" + where +
+             "; model.name is the deployment's name in the Azure portal, not the model's");
+    return;
+  }
+  line("hint", "version",
+       "the path was not found" + where +
+           (m.api_version.empty() ? "; check model.base_url ends in /openai/v1"
+                                  : "; check model.api_version is one Azure serves (e.g. 2024-10-21) and "
+                                    "model.base_url ends in /openai"));
+}
+
 void explain_not_found(const config::ModelConfig& m, const Completion& c, const model::ApiResponse& models) {
+  if (m.provider == "azure") return explain_azure_not_found(m, c);
   std::string message = lower(c.reply.error);
   if (message.find("model") != std::string::npos) {
     line("FAIL", "model", "the endpoint does not know model \"" + m.name + "\" (model.name)");
@@ -269,7 +321,8 @@ int cmd_doctor(const Args& args) {
             << terminal_safe(m.name) << ", base URL " << terminal_safe(m.base_url) << "\n";
   net::Url url = net::parse_url(m.base_url);
 
-  KeyState key = check_key(m);
+  KeyState key = check_key(m, url);
+  check_azure_form(m);
   check_proxy(url);
   if (!check_dns_tcp(url)) {
     line("skip", "completion", "no connection");
@@ -299,11 +352,16 @@ int cmd_doctor(const Args& args) {
     return 0;
   }
   line("FAIL", "completion", model::to_string(r.bucket) + took + ": " + r.error);
-  if (r.bucket == model::Bucket::auth)
+  if (r.bucket == model::Bucket::auth && m.api_key_env.empty())
+    line("hint", "key", "the server wants a key: set model.api_key_env to the variable that holds it");
+  else if (r.bucket == model::Bucket::auth)
     line("hint", "key",
          "the key in $" + m.api_key_env + " (key alias " + m.key_alias +
              ") was refused; check it belongs to " + url.host + " and is still active");
   if (r.bucket == model::Bucket::not_found) explain_not_found(m, c, models);
+  // Local and compatible servers often refuse OpenAI's sampling seed.
+  if (r.bucket == model::Bucket::bad_response && m.seed && lower(r.error).find("seed") != std::string::npos)
+    line("hint", "seed", "the server refused model.seed; set model.seed: null and gate sends none");
   return static_cast<int>(Exit::cannot_run);
 }
 

@@ -101,8 +101,10 @@ int report_misses(const run::Outcome& outcome, const config::Config& cfg, const 
     }
     std::cerr << "  missing: task " << terminal_safe(m.task_id) << " run " << m.run << "\n";
   }
-  std::cerr << "To record them, run with a key: " << terminal_safe(cfg.model.api_key_env)
-            << "=… gate run --config " << terminal_safe(config_file.string()) << " --mode replay\n";
+  // A server that takes no key (model.api_key_env: null) needs none to record.
+  const std::string& var = cfg.model.api_key_env;
+  std::cerr << "To record them, run" << (var.empty() ? ": " : " with a key: " + terminal_safe(var) + "=… ")
+            << "gate run --config " << terminal_safe(config_file.string()) << " --mode replay\n";
   return static_cast<int>(Exit::cache_miss);
 }
 

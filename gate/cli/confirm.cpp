@@ -99,7 +99,9 @@ compare::ConfirmCounts counts_of(const std::string& id, const Made& base, const 
 
 std::string record_command(const RunResult& run, const ConfirmRequest& ask) {
   const config::Config& cfg = run.config;
-  std::string cmd = cfg.model.api_key_env + "=… gate check --config " + cfg.file.string() + " --mode replay";
+  const std::string& var = cfg.model.api_key_env; // "" = a server that takes no key
+  std::string cmd =
+      (var.empty() ? "" : var + "=… ") + "gate check --config " + cfg.file.string() + " --mode replay";
   if (ask.from_flag) cmd += " --confirm " + std::to_string(ask.runs);
   return cmd;
 }

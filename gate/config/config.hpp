@@ -19,13 +19,20 @@ std::string to_string(CacheMode m);
 std::optional<CacheMode> parse_cache_mode(const std::string& s);
 
 struct ModelConfig {
-  std::string provider = "openai"; // openai | anthropic
+  std::string provider = "openai"; // a name in providers(): openai | anthropic | azure | gemini
   // The OpenAI request shape: "chat" (Chat Completions) or "responses" (the
   // Responses API). Anthropic speaks only its Messages API.
   std::string api = "chat";
+  // Azure OpenAI only: "" = the v1 API (base URL {endpoint}/openai/v1, the
+  // deployment in the body's model field); a version such as 2024-10-21 =
+  // deployment URLs ({endpoint}/openai/deployments/{model.name}/...
+  // ?api-version=...). Part of the endpoint path, so of the cache key.
+  std::string api_version;
   // With provider anthropic and no explicit value, load() uses
   // https://api.anthropic.com and ANTHROPIC_API_KEY instead.
   std::string base_url = "https://api.openai.com/v1";
+  // "" (model.api_key_env: null): no key is sent, for a server that needs
+  // none (a local Ollama, vLLM or llama.cpp server).
   std::string api_key_env = "OPENAI_API_KEY";
   std::string key_alias = "default";       // a name for the key, stored in routes; never the key
   std::string name;                        // the model id sent upstream (required)
@@ -158,9 +165,11 @@ const std::vector<KeyInfo>& key_table();
 // The providers gate speaks (model.provider) and what each implies for
 // model.base_url and model.api_key_env when the file gives neither: the one
 // list behind the loader's defaults, the key's choices and `gate init`.
+// azure and gemini speak OpenAI's request shapes (model::dialect); azure
+// has no default base URL (each resource has its own endpoint).
 struct Provider {
   std::string name;
-  std::string base_url;
+  std::string base_url; // "" = none: the file must set model.base_url
   std::string api_key_env;
 };
 const std::vector<Provider>& providers();

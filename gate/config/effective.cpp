@@ -74,7 +74,9 @@ void apply(Config& cfg, const Overrides& o) {
 void resolve_defaults(Config& cfg, const Environment& env) {
   if (cfg.cache.mode_set) return;
   // Only whether the key's variable is set matters; its value is not kept.
-  if (!env.get("CI").empty() && env.get(cfg.model.api_key_env).empty()) {
+  // A server that takes no key (model.api_key_env: null) lacks nothing.
+  const bool keyless = cfg.model.api_key_env.empty();
+  if (!env.get("CI").empty() && !keyless && env.get(cfg.model.api_key_env).empty()) {
     cfg.cache.mode = CacheMode::replay_only;
     cfg.origin["cache.mode"] = "default (CI set, no $" + cfg.model.api_key_env + ")";
   } else {
@@ -127,6 +129,9 @@ boost::json::object to_json(const Config& cfg) {
       const std::string& text = std::get<std::string>(raw);
       if (text.empty()) continue;
       v = json::parse_strict(redact(text), key);
+    } else if (key == "model.api_version" && std::get<std::string>(raw).empty()) {
+      // Azure's alone: every other provider's report keeps the bytes it had.
+      continue;
     } else {
       v = json_value(raw);
     }

@@ -154,6 +154,19 @@ std::string env_name(const Value& v) {
   return ok ? "" : "expected an environment variable name (letters, digits, _), got " + quote_excerpt(*s);
 }
 
+// Azure's api-version travels in the query string: a date and an optional
+// "-preview", nothing that would need escaping.
+std::string api_version(const Value& v) {
+  const std::string* s = as_string(v);
+  if (!s || s->empty()) return "";
+  bool ok = std::all_of(s->begin(), s->end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+  return ok ? ""
+            : "expected an Azure api-version such as 2024-10-21 (letters, digits, - . _), got " +
+                  quote_excerpt(*s);
+}
+
 // RFC 6901: "" or "/"-separated tokens where "~" is only "~0" or "~1".
 std::string json_pointers(const Value& v) {
   const auto* l = std::get_if<std::vector<std::string>>(&v);
@@ -186,12 +199,14 @@ std::vector<Row> build_rows() {
   };
   r.push_back(make("model.provider", Kind::choice, "API dialect spoken upstream",
       [](auto& c) -> auto& { return c.model.provider; }, {.choices = provider_names()}));
-  r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic takes chat only",
+  r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic and gemini take chat only",
       [](auto& c) -> auto& { return c.model.api; }, {.choices = {"chat", "responses"}}));
-  r.push_back(make("model.base_url", Kind::string, "API base URL (anthropic's default: https://api.anthropic.com)",
+  r.push_back(make("model.api_version", Kind::string, "azure only: the api-version of deployment URLs ({endpoint}/openai/deployments/{model.name}/...?api-version=...), e.g. 2024-10-21; \"\" or null = the v1 API (model.base_url {endpoint}/openai/v1)",
+      [](auto& c) -> auto& { return c.model.api_version; }, {.nullable = true, .extra = api_version}));
+  r.push_back(make("model.base_url", Kind::string, "API base URL; the default follows model.provider (docs/config.md \"Providers\"; azure has none)",
       [](auto& c) -> auto& { return c.model.base_url; }, {.extra = http_url}));
-  r.push_back(make("model.api_key_env", Kind::string, "name of the environment variable holding the key (anthropic's default: ANTHROPIC_API_KEY)",
-      [](auto& c) -> auto& { return c.model.api_key_env; }, {.extra = env_name}));
+  r.push_back(make("model.api_key_env", Kind::string, "name of the environment variable holding the key; the default follows model.provider; null = no key sent (a local server)",
+      [](auto& c) -> auto& { return c.model.api_key_env; }, {.nullable = true, .extra = env_name}));
   r.push_back(make("model.key_alias", Kind::string, "a name for the key, stored in routes instead of the key",
       [](auto& c) -> auto& { return c.model.key_alias; }, {.extra = non_empty}));
   r.push_back(make("model.name", Kind::string, "model id sent upstream",

@@ -1,6 +1,7 @@
 #include <gate/config/config.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <yaml-cpp/depthguard.h>
@@ -329,6 +330,12 @@ private:
            "model.api: provider anthropic speaks only its Messages API; expected "
            "chat, or provider openai for the Responses API");
     }
+    // Google's OpenAI-compatible endpoint has no Responses API.
+    if (cfg_.model.provider == "gemini" && cfg_.model.api != "chat") {
+      fail(mark_of(root, "model", "api"),
+           "model.api: provider gemini speaks only Chat Completions; expected chat");
+    }
+    check_azure(root);
     // Provider-dependent defaults, unless the file chose a value.
     // openai's are the struct's own defaults, shown as plain "default".
     if (const Provider* p = find_provider(cfg_.model.provider); p != nullptr && p->name != "openai") {
@@ -351,6 +358,33 @@ private:
       }
       cfg_.origin[row.info.key] = "default";
     }
+  }
+
+  // Azure's endpoint is the user's own resource; its api-version means
+  // deployment URLs, where model.name is a path segment.
+  void check_azure(const YAML::Node& root) {
+    const ModelConfig& m = cfg_.model;
+    if (m.provider != "azure") {
+      if (!m.api_version.empty())
+        fail(mark_of(root, "model", "api_version"),
+             "model.api_version: only provider azure takes an api-version; remove it, or set "
+             "model.provider: azure");
+      return;
+    }
+    if (!cfg_.origin.contains("model.base_url"))
+      fail(mark_of(root, "model", "provider"),
+           "model.base_url: provider azure needs your resource's endpoint, e.g. "
+           "https://NAME.openai.azure.com/openai/v1 (the v1 API), or https://NAME.openai.azure.com/openai "
+           "with model.api_version for deployment URLs");
+    if (m.api_version.empty()) return;
+    const bool segment = std::all_of(m.name.begin(), m.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+    });
+    if (!segment)
+      fail(mark_of(root, "model", "name"),
+           "model.name: with model.api_version, the name is the Azure deployment in the URL path; "
+           "expected letters, digits, - . _, got " +
+               quote_excerpt(m.name));
   }
 
   // Where `section.name` is set in the file, for errors about a combination.

@@ -9,6 +9,8 @@ const std::vector<Provider>& providers() {
   static const std::vector<Provider> k_providers = {
       {"openai", "https://api.openai.com/v1", "OPENAI_API_KEY"},
       {"anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"},
+      {"azure", "", "AZURE_OPENAI_API_KEY"},
+      {"gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"},
   };
   return k_providers;
 }

@@ -66,13 +66,17 @@ std::size_t case_count() {
 std::string default_model(const std::string& provider) {
   if (provider == "openai") return "gpt-4o-mini";
   if (provider == "anthropic") return "claude-haiku-4-5";
-  return "";
+  if (provider == "gemini") return "gemini-2.5-flash";
+  return ""; // azure: the deployment's name, which only its owner knows
 }
 
 std::vector<File> starter_files(const Options& o) {
   const config::Provider& p = provider_of(o);
   const std::string model = o.model.value_or(default_model(p.name));
   const std::string base_url = o.base_url.value_or(p.base_url);
+  if (p.name == "azure" && (base_url.empty() || !o.model))
+    throw_bad_input("gate init: provider azure needs --base-url (your resource's endpoint, e.g. "
+                    "https://NAME.openai.azure.com/openai/v1) and --model (your deployment's name)");
   if (model.empty() || !valid_utf8(model)) throw_bad_input("gate init: --model must be a non-empty model id");
   if (!(base_url.starts_with("http://") || base_url.starts_with("https://")) || !valid_utf8(base_url))
     throw_bad_input("gate init: --base-url must start with http:// or https://, got \"" + base_url + "\"");

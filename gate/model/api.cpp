@@ -107,8 +107,33 @@ std::string endpoint_path(const config::ModelConfig& m) {
   // OpenAI base URLs carry the version (".../v1"); Anthropic's do not.
   const std::string d = dialect(m);
   if (d == "anthropic") return "/v1/messages";
+  if (m.provider == "azure" && !m.api_version.empty()) {
+    // The loader checked that both are plain URL characters.
+    const std::string query = "?api-version=" + m.api_version;
+    if (d == "responses") return "/responses" + query;
+    return "/deployments/" + m.name + "/chat/completions" + query;
+  }
   if (d == "responses") return "/responses";
   return "/chat/completions";
+}
+
+std::vector<std::pair<std::string, std::string>> provider_headers(const config::ModelConfig& m,
+                                                                  const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> h;
+  if (m.provider == "anthropic") {
+    if (!key.empty()) h.emplace_back("x-api-key", key);
+    h.emplace_back("anthropic-version", "2023-06-01");
+  } else if (!key.empty()) {
+    if (m.provider == "azure")
+      h.emplace_back("api-key", key);
+    else
+      h.emplace_back("authorization", "Bearer " + key);
+  }
+  return h;
+}
+
+bool is_credential_header(std::string_view name) {
+  return name == "authorization" || name == "x-api-key" || name == "api-key";
 }
 
 std::string build_request(const config::ModelConfig& m, const std::string& system,

@@ -106,8 +106,18 @@ std::string dialect(const config::ModelConfig& m);
 // (model name, sampling, max tokens). Returns canonical JSON.
 std::string build_request(const config::ModelConfig& m, const std::string& system,
                           const std::vector<ChatMessage>& messages);
-// The endpoint path for the provider.
+// The endpoint path for the provider, below the base URL: with Azure's
+// model.api_version, the deployment and the api-version query too, so
+// that both are part of the cache key.
 std::string endpoint_path(const config::ModelConfig& m);
+// The headers every call to the provider carries, the key among them:
+// Anthropic's x-api-key and anthropic-version, Azure's api-key, else
+// Authorization: Bearer. No credential when `key` is empty (a server that
+// takes none, model.api_key_env: null).
+std::vector<std::pair<std::string, std::string>> provider_headers(const config::ModelConfig& m,
+                                                                  const std::string& key);
+// The request header names that carry a key (lowercase), in any dialect.
+bool is_credential_header(std::string_view name);
 // Error text as reports and terminal lines show it: redacted, on one line,
 // at most 200 bytes (UTF-8 safe).
 std::string short_error(std::string_view text);

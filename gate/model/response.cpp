@@ -45,10 +45,12 @@ std::string header(const ApiResponse& r, std::string_view name) {
   return "";
 }
 
-// What the error body says, across the shapes in the wild: OpenAI
-// {"error":{"message","type","code"}}, Anthropic {"type":"error","error":
-// {"type","message"}}, and compatible servers' {"error":"..."},
-// {"message":"..."} or {"detail":"..."}.
+// What the error body says, across the shapes in the wild: OpenAI and
+// Azure {"error":{"message","type","code"}}, Anthropic {"type":"error",
+// "error":{"type","message"}}, Google's OpenAI-compatible endpoint's array
+// [{"error":{"code":400,"message","status":"INVALID_ARGUMENT"}}], and
+// compatible servers' {"error":"..."} (Ollama), {"message":"..."} or
+// {"detail":"..."}.
 struct ErrorInfo {
   std::string message;
   std::string code; // OpenAI code, else the error type
@@ -56,21 +58,24 @@ struct ErrorInfo {
 
 ErrorInfo error_info(std::string_view body) {
   ErrorInfo info;
-  auto v = try_parse(body);
-  if (!v) {
+  auto parsed = try_parse(body);
+  if (!parsed) {
     info.message = std::string(body);
     return info;
   }
-  const auto* err = field(&*v, "error");
+  const boost::json::value* v = &*parsed;
+  if (v->is_array() && !v->get_array().empty()) v = &v->get_array()[0];
+  const auto* err = field(v, "error");
   if (err != nullptr && err->is_string()) {
     info.message = std::string(err->get_string());
   } else if (err != nullptr && err->is_object()) {
     info.message = text_of(field(err, "message"));
     info.code = text_of(field(err, "code"));
     if (info.code.empty()) info.code = text_of(field(err, "type"));
+    if (info.code.empty()) info.code = text_of(field(err, "status")); // Google's: a number is its code
   }
-  if (info.message.empty()) info.message = text_of(field(&*v, "message"));
-  if (info.message.empty()) info.message = text_of(field(&*v, "detail"));
+  if (info.message.empty()) info.message = text_of(field(v, "message"));
+  if (info.message.empty()) info.message = text_of(field(v, "detail"));
   if (info.message.empty()) info.message = std::string(body);
   return info;
 }
@@ -83,9 +88,14 @@ bool is_spent_quota(const ErrorInfo& e) {
          contains(e.message, "credit balance is too low");
 }
 
+// OpenAI and vLLM ("maximum context length"), Anthropic, llama.cpp's
+// server (exceed_context_size_error) and Gemini ("input token count ...
+// exceeds the maximum number of tokens").
 bool is_context_overflow(const ErrorInfo& e) {
-  return e.code == "context_length_exceeded" || contains(e.message, "maximum context length") ||
-         contains(e.message, "prompt is too long") || contains(e.message, "context window");
+  return e.code == "context_length_exceeded" || e.code == "exceed_context_size_error" ||
+         contains(e.message, "maximum context length") || contains(e.message, "prompt is too long") ||
+         contains(e.message, "context window") || contains(e.message, "exceeds the available context size") ||
+         contains(e.message, "exceeds the maximum number of tokens");
 }
 
 Reply interpret_error(const ApiResponse& r) {
@@ -94,7 +104,9 @@ Reply interpret_error(const ApiResponse& r) {
   int s = r.status;
   if ((s == 429 || s == 400 || s == 402 || s == 403) && is_spent_quota(e))
     return failed(Bucket::quota, status + e.message);
-  if (s == 401 || s == 403) return failed(Bucket::auth, status + e.message);
+  // Google's endpoint answers a bad key with a 400 INVALID_ARGUMENT.
+  if (s == 401 || s == 403 || (s == 400 && contains(e.message, "API key not valid")))
+    return failed(Bucket::auth, status + e.message);
   if (s == 404 || (s == 400 && e.code == "model_not_found"))
     return failed(Bucket::not_found, status + e.message);
   if (s == 429) {
@@ -148,7 +160,10 @@ Reply interpret_openai(const boost::json::value& v) {
       out.tool_calls.push_back(detail::make_tool_call(name, *parsed));
     }
   }
-  if (!has_content && out.tool_calls.empty())
+  // A content filter (Azure's) may stop an answer before its first word:
+  // that is the model's behaviour under this route, for the checks to judge
+  // as they judge a refusal, not a broken response.
+  if (!has_content && out.tool_calls.empty() && out.finish_reason != "content_filter")
     return failed(Bucket::bad_response, "response has neither content nor tool calls");
   return out;
 }

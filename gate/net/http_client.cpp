@@ -11,6 +11,7 @@
 
 #include <gate/model/stream.hpp>
 #include <gate/net/limiter.hpp>
+#include <gate/net/proxy.hpp>
 #include <gate/net/sse.hpp>
 #include <gate/net/transport.hpp>
 #include <gate/util/error.hpp>
@@ -93,7 +94,7 @@ LimiterOptions limiter_options(const config::ModelConfig& m) {
 class HttpClient final : public model::ModelClient {
 public:
   HttpClient(const config::ModelConfig& m, std::string key, const Settings& settings, const HttpOptions& o)
-      : provider_(m.provider), key_(std::move(key)),
+      : headers_(model::provider_headers(m, key)),
         transport_(m.base_url, m.ca_file, o, settings, "the API key"),
         timeout_s_(m.timeout_s > 0 ? m.timeout_s : 60.0), max_retries_(std::max(0, m.max_retries)),
         rate_limit_budget_s_(std::min(o.rate_limit_budget_s, m.rate_limit_wait_s)),
@@ -253,15 +254,11 @@ private:
     detail::Request req = transport_.make_request(get ? http::verb::get : http::verb::post, call.path);
     if (!get) req.set(http::field::content_type, "application/json");
     req.set(http::field::accept, call.stream ? "text/event-stream" : "application/json");
-    if (provider_ == "anthropic") {
-      req.set("x-api-key", key_);
-      req.set("anthropic-version", "2023-06-01");
-    } else {
-      req.set(http::field::authorization, "Bearer " + key_);
-    }
+    for (const auto& [name, value] : headers_)
+      req.set(name, value);
     for (const auto& [name, value] : call.headers) {
       // The credentials are the client's own, never a caller's.
-      if (name == "authorization" || name == "x-api-key")
+      if (model::is_credential_header(name))
         throw_bad_input("model client: header \"" + name + "\" cannot be passed on");
       for (unsigned char c : name + value)
         if (c < 0x20 || c == 0x7f)
@@ -275,8 +272,7 @@ private:
     return req;
   }
 
-  std::string provider_;
-  std::string key_;
+  std::vector<std::pair<std::string, std::string>> headers_; // the key's among them
   detail::Transport transport_;
   double timeout_s_;
   int max_retries_;
@@ -290,10 +286,15 @@ private:
 
 std::unique_ptr<model::ModelClient> make_http_client(const config::ModelConfig& m, const Environment& env,
                                                      const HttpOptions& options) {
+  // model.api_key_env: null is a server that takes no key: none is sent.
   std::string key = m.api_key_env.empty() ? std::string() : env.get(m.api_key_env);
-  if (key.empty())
+  if (key.empty() && !m.api_key_env.empty()) {
+    std::string hint;
+    if (is_loopback_host(parse_url(m.base_url).host))
+      hint = "; for a local server that takes no key, set model.api_key_env: null";
     throw_cannot_run("no API key: environment variable " + m.api_key_env + " is not set (key alias " +
-                     m.key_alias + ")");
+                     m.key_alias + ")" + hint);
+  }
   register_secret(key);
   // A newline in the key would let it split the request's headers.
   for (unsigned char c : key)

@@ -167,7 +167,9 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
   if (!o.hit && fatal_bucket(o.reply.bucket)) {
     set_fatal(sh, Exit::cannot_run,
               "upstream " + model::to_string(o.reply.bucket) + " error for " + what + ": " + o.reply.error +
-                  " (key alias " + cfg.model.key_alias + ", key from $" + cfg.model.api_key_env + ")" +
+                  (cfg.model.api_key_env.empty() ? std::string(" (no key sent: model.api_key_env is null)")
+                                                 : " (key alias " + cfg.model.key_alias + ", key from $" +
+                                                       cfg.model.api_key_env + ")") +
                   remedy(o.reply.bucket));
   }
   if (!o.hit && replay::records(sh.in.store, mode, o.reply.bucket == model::Bucket::none)) {
@@ -429,6 +431,9 @@ results::Route configured_route(const config::Config& c) {
   r["model"] = c.model.name;
   r["base_url_host"] = url.host + ":" + url.port;
   r["base_url_path"] = url.path_prefix;
+  // Azure's api-version changes what the deployment answers; written only
+  // when set, so that other providers' routes stay as they were.
+  if (!c.model.api_version.empty()) r["api_version"] = c.model.api_version;
   r["key_alias"] = c.model.key_alias;
   r["temperature"] = number_text(c.model.temperature);
   r["top_p"] = number_text(c.model.top_p);

@@ -224,4 +224,22 @@ bool no_canary_in(const fs::path& dir, const std::string& printed, const std::st
   return ok && clean(printed);
 }
 
+boost::json::array outcome_view(const boost::json::value& report) {
+  boost::json::array out;
+  for (const auto& t : report.at("tasks").as_array()) {
+    boost::json::object task = t.as_object();
+    boost::json::array runs;
+    for (const auto& r : task.at("runs").as_array()) {
+      boost::json::object run = r.as_object();
+      for (const char* field : {"latency_ms", "cache_hit", "attempts", "attempt_log", "ttft_ms"})
+        run.erase(field);
+      runs.push_back(run);
+    }
+    task["runs"] = runs;
+    task.erase("stats");
+    out.push_back(task);
+  }
+  return out;
+}
+
 } // namespace gate::e2e

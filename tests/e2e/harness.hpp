@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
 #include <map>
@@ -68,6 +69,12 @@ bool no_canary_in(const std::filesystem::path& dir, const std::string& printed, 
 // (cache/entry.hpp: sha256 of magic "\n" json "\n"). Throws when `from` is
 // not in the line.
 void rewrite_answer(const std::filesystem::path& entry, const std::string& from, const std::string& to);
+
+// The parts of a report that must not depend on how it was produced (a
+// record and its replay agree on them): every task's runs without timing,
+// cache and attempt fields (a fresh call records its attempts; a replay
+// made none), and without the task's stats.
+boost::json::array outcome_view(const boost::json::value& report);
 
 // Copies the demo (suite, cache, config) into `dir` and returns the config path.
 std::filesystem::path copy_demo(const std::filesystem::path& dir);

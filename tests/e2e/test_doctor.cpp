@@ -18,12 +18,14 @@ const std::string k_canary = "sk-canary-d0c70r-5e1f2a3b4c";
 constexpr const char* k_env = "GATE_DOCTOR_TEST_KEY";
 
 // A minimal gate.yaml pointing at `base_url`.
+// `extra` holds more model lines (indented by two), after the key variable.
 fs::path write_config(const TempDir& dir, const std::string& base_url,
-                      const std::string& model = "fake-model", const std::string& provider = "openai") {
+                      const std::string& model = "fake-model", const std::string& provider = "openai",
+                      const std::string& extra = "") {
   fs::create_directories(dir.path() / "suite");
   spit(dir.path() / "gate.yaml", "suite:\n  path: suite\nmodel:\n  provider: " + provider +
-                                     "\n  base_url: " + base_url + "\n  api_key_env: " + k_env +
-                                     "\n  key_alias: doctor-alias\n  name: " + model + "\n");
+                                     "\n  base_url: " + base_url + "\n  api_key_env: " + k_env + "\n" +
+                                     extra + "  key_alias: doctor-alias\n  name: " + model + "\n");
   return dir.path() / "gate.yaml";
 }
 
@@ -182,5 +184,110 @@ TEST_CASE("doctor: nothing listening is a tcp failure: exit 3") {
   CAPTURE(r.out);
   CHECK(r.exit_code == 3);
   CHECK(has_line(r.out, "FAIL", "tcp", "cannot connect to 127.0.0.1:"));
+  CHECK(has_line(r.out, "FAIL", "tcp", "is the server running? (ollama serve, vllm serve, llama-server)"));
   CHECK(has_line(r.out, "skip", "completion", "no connection"));
+}
+
+TEST_CASE("doctor: azure deployment URLs: the api-key header, the api-version; exit 0") {
+  Script s = gate::testing::azure_script("2024-10-21", {"gpt4o-prod"});
+  FakeUpstream server(s);
+  server.start();
+  TempDir dir;
+  const std::string base = origin(server) + "/openai";
+  auto r = doctor(write_config(dir, base, "gpt4o-prod", "azure", "  api_version: 2024-10-21\n"), k_canary);
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(
+      has_line(r.out, "ok", "azure",
+               "deployment URL " + base + "/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21"));
+  CHECK(has_line(r.out, "ok", "completion", "HTTP 200"));
+  const auto log = server.log();
+  REQUIRE(log.size() == 2);
+  CHECK(log[0].target == "/openai/models?api-version=2024-10-21");
+  for (const auto& l : log) {
+    CHECK(l.headers.at("api-key") == k_canary);
+    CHECK(l.headers.count("authorization") == 0);
+  }
+  no_canary(r);
+}
+
+TEST_CASE(
+    "doctor: azure: a deployment not found names it and the api-version; a wrong api-version is hinted") {
+  Script s = gate::testing::azure_script("2024-10-21", {"gpt4o-prod"});
+  FakeUpstream server(s);
+  server.start();
+  TempDir dir;
+  const std::string base = origin(server) + "/openai";
+  auto r = doctor(write_config(dir, base, "gpt4o-typo", "azure", "  api_version: 2024-10-21\n"), k_canary);
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 3);
+  CHECK(has_line(r.out, "FAIL", "deployment",
+                 "Azure has no deployment \"gpt4o-typo\" (model.name) at " + base +
+                     " with api-version 2024-10-21"));
+  r = doctor(write_config(dir, base, "gpt4o-prod", "azure", "  api_version: 2023-01-01\n"), k_canary);
+  CHECK(r.exit_code == 3);
+  CHECK(has_line(r.out, "hint", "version", "check model.api_version is one Azure serves"));
+  // The v1 API under a base URL without /openai/v1 is flagged before any call.
+  r = doctor(write_config(dir, base, "gpt4o-prod", "azure"), k_canary);
+  CHECK(has_line(r.out, "warn", "azure", "whose base URL ends in /openai/v1"));
+  r = doctor(write_config(dir, base + "/v1", "gpt4o-prod", "azure"), k_canary);
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out, "ok", "azure", "the v1 API"));
+  no_canary(r);
+}
+
+TEST_CASE("doctor: gemini's OpenAI-compatible endpoint; a bad key in Google's error array is auth") {
+  Script s;
+  s.prefix = "/v1beta/openai";
+  s.error_style = "gemini";
+  FakeUpstream server(s);
+  server.start();
+  TempDir dir;
+  auto r =
+      doctor(write_config(dir, origin(server) + "/v1beta/openai", "gemini-2.5-flash", "gemini"), k_canary);
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out, "ok", "completion", "HTTP 200"));
+  CHECK(server.log().back().headers.at("authorization") == "Bearer " + k_canary);
+
+  s.faults = {gate::testing::gemini_bad_key()};
+  FakeUpstream refusing(s);
+  refusing.start();
+  r = doctor(write_config(dir, origin(refusing) + "/v1beta/openai", "gemini-2.5-flash", "gemini"), k_canary);
+  CHECK(r.exit_code == 3);
+  CHECK(has_line(r.out, "FAIL", "completion", "auth"));
+  CHECK(has_line(r.out, "FAIL", "completion", "API key not valid"));
+  no_canary(r);
+}
+
+TEST_CASE("doctor: a local server needs no key with model.api_key_env null; a refused seed is hinted") {
+  Script s;
+  s.error_style = "ollama";
+  s.no_usage = true;
+  s.reject_seed = true;
+  FakeUpstream server(s);
+  server.start();
+  TempDir dir;
+  fs::create_directories(dir.path() / "suite");
+  const std::string yaml = "suite:\n  path: suite\nmodel:\n  base_url: " + server.base_url() +
+                           "\n  api_key_env: null\n  name: llama3.2\n";
+  spit(dir.path() / "gate.yaml", yaml);
+  auto r = doctor(dir.path() / "gate.yaml", "");
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out, "ok", "key", "none needed: model.api_key_env is null, so no key is sent"));
+  CHECK(has_line(r.out, "ok", "completion", "no usage reported"));
+  for (const auto& l : server.log())
+    CHECK(l.headers.count("authorization") == 0);
+
+  // The variable unset for a loopback server: the way out is named.
+  r = doctor(write_config(dir, server.base_url()), "");
+  CHECK(has_line(r.out, "hint", "key", "set model.api_key_env: null"));
+
+  spit(dir.path() / "gate.yaml", yaml + "  seed: 7\n");
+  r = doctor(dir.path() / "gate.yaml", "");
+  CHECK(r.exit_code == 3);
+  CHECK(has_line(r.out, "FAIL", "completion", "bad_response"));
+  CHECK(has_line(r.out, "FAIL", "completion", "Unrecognized request argument supplied: seed"));
+  CHECK(has_line(r.out, "hint", "seed", "set model.seed: null"));
 }

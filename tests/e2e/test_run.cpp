@@ -37,30 +37,6 @@ boost::json::array tasks_with_routes(const boost::json::value& report) {
   return tasks;
 }
 
-// The parts of a report that must not depend on how it was produced: every
-// task's runs without timing, cache and attempt fields (a fresh call records
-// its attempts; a replay made none).
-boost::json::array outcome_view(const boost::json::value& report) {
-  boost::json::array out;
-  for (const auto& t : report.at("tasks").as_array()) {
-    boost::json::object task = t.as_object();
-    boost::json::array runs;
-    for (const auto& r : task.at("runs").as_array()) {
-      boost::json::object run = r.as_object();
-      run.erase("latency_ms");
-      run.erase("cache_hit");
-      run.erase("attempts");
-      run.erase("attempt_log");
-      run.erase("ttft_ms");
-      runs.push_back(run);
-    }
-    task["runs"] = runs;
-    task.erase("stats");
-    out.push_back(task);
-  }
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("the demo replays offline in replay-only mode and exits 0") {

@@ -98,13 +98,23 @@ void clear_network_env() {
 Script parse_script(const std::string& json_text, const std::string& where) {
   boost::json::value v = json::parse_strict(json_text, where);
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models", "seed"}, where);
+  check_keys(o,
+             {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models", "seed",
+              "azure_api_version", "no_usage", "reject_seed", "error_style"},
+             where);
   Script s;
   if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
   if (s.latency_ms < 0) throw_bad_input(where + ": \"latency_ms\" must not be negative");
   if (o.contains("event_gap_ms")) s.event_gap_ms = json::get_number(o, "event_gap_ms", where);
   if (s.event_gap_ms < 0) throw_bad_input(where + ": \"event_gap_ms\" must not be negative");
   s.prefix = optional_string(o, "prefix", where);
+  s.azure_api_version = optional_string(o, "azure_api_version", where);
+  if (o.contains("no_usage")) s.no_usage = json::get_bool(o, "no_usage", where);
+  if (o.contains("reject_seed")) s.reject_seed = json::get_bool(o, "reject_seed", where);
+  s.error_style = optional_string(o, "error_style", where);
+  if (!s.error_style.empty() && s.error_style != "azure" && s.error_style != "gemini" &&
+      s.error_style != "ollama")
+    throw_bad_input(where + ": \"error_style\" must be \"azure\", \"gemini\" or \"ollama\"");
   if (o.contains("seed")) s.seed = static_cast<std::uint64_t>(json::get_int(o, "seed", where));
   if (o.contains("models"))
     for (const auto& m : array_field(o, "models", where)) {

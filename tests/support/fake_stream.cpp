@@ -80,6 +80,15 @@ std::string stream_body(const StreamSpec& s) {
     if (s.include_usage) c["usage"] = nullptr;
     return sse("", c);
   };
+  if (s.azure)
+    out += sse(
+        "",
+        bj::object{{"id", ""},
+                   {"object", ""},
+                   {"model", ""},
+                   {"choices", bj::array{}},
+                   {"prompt_filter_results",
+                    bj::array{bj::object{{"prompt_index", 0}, {"content_filter_results", bj::object{}}}}}});
   out += chunk(bj::object{{"role", "assistant"}, {"content", ""}}, nullptr);
   for (const auto& p : pieces(s.answer))
     out += chunk(bj::object{{"content", p}}, nullptr);

@@ -17,6 +17,7 @@ struct StreamSpec {
   bool include_usage = false; // OpenAI: send the usage chunk
   std::string ending;         // "" (complete), "error" (an error event) or "cut" (no end marker)
   int error_status = 500;     // the error event's type follows this status
+  bool azure = false;         // OpenAI chat: Azure's prompt-filter chunk first (no id, no choices)
 };
 
 // The whole event stream, split into a few text deltas, with a comment and

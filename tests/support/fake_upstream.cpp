@@ -1,5 +1,6 @@
 #include <tests/support/fake_upstream.hpp>
 
+#include <tests/support/fake_flavors.hpp>
 #include <tests/support/fake_stream.hpp>
 
 #include <algorithm>
@@ -61,17 +62,6 @@ std::int64_t count_words(std::string_view s) {
   while (in >> w)
     ++n;
   return n;
-}
-
-std::string error_body(int status, const std::string& message) {
-  const char* type = status == 401   ? "authentication_error"
-                     : status == 403 ? "permission_error"
-                     : status == 404 ? "not_found_error"
-                     : status == 429 ? "rate_limit_error"
-                     : status >= 500 ? "server_error"
-                                     : "invalid_request_error";
-  boost::json::object err{{"message", message}, {"type", type}, {"code", nullptr}};
-  return boost::json::serialize(boost::json::object{{"error", std::move(err)}});
 }
 
 struct Outcome {
@@ -243,13 +233,22 @@ Outcome Service::handle(const http::request<http::string_body>& req) {
   ++requests;
 
   std::string_view target = req.target();
-  target = target.substr(0, target.find('?'));
+  const std::size_t mark = target.find('?');
+  const std::string_view query =
+      mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1);
+  target = target.substr(0, mark);
+  if (!script.azure_api_version.empty()) {
+    auto key = req.find("api-key");
+    if (auto refusal =
+            azure_refusal(script, target, query, key == req.end() ? "" : std::string(key->value())))
+      return json_outcome(refusal->status, std::move(refusal->body));
+  }
   if (!script.prefix.empty()) {
     bool under = target.substr(0, script.prefix.size()) == script.prefix;
     std::string_view route = under ? target.substr(script.prefix.size()) : std::string_view();
     if (route != "/chat/completions" && route != "/v1/messages" && route != "/models" &&
         route != "/v1/models" && route != "/responses")
-      return json_outcome(404, error_body(404, "no route for " + std::string(target)));
+      return json_outcome(404, error_body(script, 404, "no route for " + std::string(target)));
   }
   if (req.method() == http::verb::get && ends_with(target, "/models")) {
     boost::json::array data;
@@ -263,12 +262,13 @@ Outcome Service::handle(const http::request<http::string_body>& req) {
   bool anthropic = ends_with(target, "/v1/messages");
   bool responses = ends_with(target, "/responses");
   if (!openai && !anthropic && !responses)
-    return json_outcome(404, error_body(404, "no route for " + std::string(target)));
-  if (req.method() != http::verb::post) return json_outcome(405, error_body(405, "use POST"));
+    return json_outcome(404, error_body(script, 404, "no route for " + std::string(target)));
+  if (req.method() != http::verb::post) return json_outcome(405, error_body(script, 405, "use POST"));
 
   boost::system::error_code ec;
   boost::json::value body = boost::json::parse(req.body(), ec);
-  if (ec || !body.is_object()) return json_outcome(400, error_body(400, "the body is not a JSON object"));
+  if (ec || !body.is_object())
+    return json_outcome(400, error_body(script, 400, "the body is not a JSON object"));
   return complete(anthropic   ? Api::anthropic
                   : responses ? Api::responses
                               : Api::chat,
@@ -306,16 +306,23 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
   bool streamed = stream_flag != nullptr && stream_flag->is_bool() && stream_flag->get_bool();
   if (const auto* so = body.if_contains("stream_options"); so != nullptr && so->is_object())
     if (const auto* iu = so->get_object().if_contains("include_usage"); iu != nullptr && iu->is_bool())
-      spec.include_usage = iu->get_bool();
+      spec.include_usage = iu->get_bool() && !script.no_usage;
+  spec.azure = !script.azure_api_version.empty();
 
+  // Azure's v1 API names the deployment in the body (its deployment URLs
+  // in the path, where azure_refusal checked it).
   if (!script.models.empty() &&
       std::find(script.models.begin(), script.models.end(), model) == script.models.end()) {
-    boost::json::object err{
-        {"message", "The model `" + model + "` does not exist or you do not have access to it."},
-        {"type", "invalid_request_error"},
-        {"code", "model_not_found"}};
-    return json_outcome(404, boost::json::serialize(boost::json::object{{"error", std::move(err)}}));
+    if (!script.azure_api_version.empty())
+      return json_outcome(404, error_body(script, 404, "The API deployment for this resource does not exist.",
+                                          "DeploymentNotFound"));
+    return json_outcome(
+        404,
+        error_body(script, 404, "The model `" + model + "` does not exist or you do not have access to it.",
+                   "model_not_found"));
   }
+  if (script.reject_seed && body.contains("seed"))
+    return json_outcome(400, error_body(script, 400, "Unrecognized request argument supplied: seed"));
 
   std::lock_guard lock(mutex);
   for (std::size_t i = 0; i < script.faults.size(); ++i) {
@@ -343,8 +350,9 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
     out.drop = f.close_without_response;
     out.status = f.status;
     out.headers = f.headers;
-    out.body = f.body.empty() ? error_body(f.status, "fake upstream fault: HTTP " + std::to_string(f.status))
-                              : f.body;
+    out.body = f.body.empty()
+                   ? error_body(script, f.status, "fake upstream fault: HTTP " + std::to_string(f.status))
+                   : f.body;
     return out;
   }
 
@@ -390,6 +398,9 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
   } else {
     boost::json::object message{{"role", "assistant"}, {"content", answer}};
     std::string finish = "stop";
+    // A filter that stopped the answer before its first word leaves no content.
+    if (matched != nullptr && matched->finish_reason == "content_filter" && answer.empty())
+      message["content"] = nullptr;
     if (matched != nullptr && !matched->tool_calls.empty()) {
       boost::json::array calls;
       for (const auto& [name, arguments] : matched->tool_calls)
@@ -408,7 +419,15 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
            {"usage", boost::json::object{{"prompt_tokens", prompt},
                                          {"completion_tokens", completion},
                                          {"total_tokens", prompt + completion}}}};
+    if (spec.azure) {
+      const boost::json::object filtered{{"filtered", finish == "content_filter"}, {"severity", "safe"}};
+      res["prompt_filter_results"] = boost::json::array{
+          boost::json::object{{"prompt_index", 0}, {"content_filter_results", boost::json::object{}}}};
+      res["choices"].as_array()[0].as_object()["content_filter_results"] =
+          boost::json::object{{"hate", filtered}, {"violence", filtered}};
+    }
   }
+  if (script.no_usage) res.erase("usage");
   return json_outcome(200, boost::json::serialize(res));
 }
 

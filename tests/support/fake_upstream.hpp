@@ -16,6 +16,9 @@
 // answers. Requests that drew a fault do not count, so a retried request
 // gets the answer it would have got without the fault.
 //
+// A rule whose finish_reason is "content_filter" and whose answer is ""
+// answers with content null, as Azure's filter does.
+//
 // Endpoints: POST .../chat/completions (OpenAI chat.completion), POST
 // .../responses (OpenAI Responses API, output_text only), POST
 // .../v1/messages (Anthropic message), GET .../models (one model). A body
@@ -74,12 +77,32 @@ struct Script {
   // Seeds the draws of faults with a probability: the same seed and request
   // order give the same faults.
   std::uint64_t seed = 1;
+  // When set, the server is Azure OpenAI (fake_flavors.hpp): the `api-key`
+  // header is required; deployment URLs /openai/deployments/{d}/chat/completions
+  // and /openai/responses need ?api-version=<this>, {d} one of `models` when
+  // set; /openai/v1/... needs none; answers carry Azure's filter results.
+  std::string azure_api_version = {};
+  // Compatible servers' quirks: answers and streams without usage (even
+  // when include_usage is asked for); a 400 for a body that sets "seed".
+  bool no_usage = false;
+  bool reject_seed = false;
+  // The shape of every error body: "" (OpenAI), "azure", "gemini" (a JSON
+  // array) or "ollama" ({"error": "text"}); see fake_flavors.hpp.
+  std::string error_style = {};
 };
+
+// The scripts tests of other providers start from: Azure serving
+// `deployments` at `api_version` with its error shapes; and the fault of
+// Google's OpenAI-compatible endpoint for a bad key (a 400 whose body is
+// an array of errors), on every request.
+Script azure_script(const std::string& api_version, const std::vector<std::string>& deployments);
+Fault gemini_bad_key();
 
 // Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers",
 // "tool_calls": [{"name", "arguments": {...}}], "finish_reason"}],
 // "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms",
-// "probability"}], "prefix": "/v1", "models": ["a", "b"], "seed": n}.
+// "probability"}], "prefix": "/v1", "models": ["a", "b"], "seed": n, "azure_api_version": "...",
+// "no_usage": bool, "reject_seed": bool, "error_style": "azure|gemini|ollama"}.
 // Every key is optional except a rule's non-empty "answers"; unknown keys
 // and wrong types are Error(bad_input) naming `where`.
 Script parse_script(const std::string& json_text, const std::string& where = "script");

@@ -229,4 +229,10 @@ TEST_CASE("to_json is the report's copy: no paths or output places, the judge re
   CHECK(!j.at("cache").as_object().contains("dir"));
   CHECK(j.at("cache").as_object().contains("mode"));
   CHECK(j.at("judge").as_object().at("model").as_string() == "m");
+  // Azure's api-version only when set: other reports keep their bytes.
+  CHECK(!j.at("model").as_object().contains("api_version"));
+  const Config azure =
+      load(s.write("azure.yaml", k_minimal + "  provider: azure\n  base_url: https://r.example/openai\n"
+                                             "  api_version: 2024-10-21\n"));
+  CHECK(to_json(azure).at("model").at("api_version").as_string() == "2024-10-21");
 }

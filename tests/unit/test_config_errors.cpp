@@ -75,7 +75,7 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
 
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
-      "provider, api, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
+      "provider, api, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
       "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
@@ -129,10 +129,30 @@ TEST_CASE("wrong types say what was expected, at the value") {
   CHECK(load_error(k_minimal + "  provider: anthropic\n  api: responses\n") ==
         "gate.yaml:6:3: model.api: provider anthropic speaks only its Messages API; expected chat, or "
         "provider openai for the Responses API");
+  CHECK(load_error(k_minimal + "  provider: gemini\n  api: responses\n") ==
+        "gate.yaml:6:3: model.api: provider gemini speaks only Chat Completions; expected chat");
   CHECK(load_error(k_minimal + "  api: completions\n") ==
         "gate.yaml:5:8: model.api: expected one of chat|responses, got \"completions\"");
+  CHECK(load_error(k_minimal + "  provider: bedrock\n") ==
+        "gate.yaml:5:13: model.provider: expected one of openai|anthropic|azure|gemini, got \"bedrock\"");
+  // Azure: the endpoint is the user's own; the api-version is Azure's alone
+  // and goes into a URL, as does the deployment (model.name) with it.
   CHECK(load_error(k_minimal + "  provider: azure\n") ==
-        "gate.yaml:5:13: model.provider: expected one of openai|anthropic, got \"azure\"");
+        "gate.yaml:5:3: model.base_url: provider azure needs your resource's endpoint, e.g. "
+        "https://NAME.openai.azure.com/openai/v1 (the v1 API), or https://NAME.openai.azure.com/openai with "
+        "model.api_version for deployment URLs");
+  CHECK(load_error(k_minimal + "  api_version: 2024-10-21\n") ==
+        "gate.yaml:5:3: model.api_version: only provider azure takes an api-version; remove it, or set "
+        "model.provider: azure");
+  CHECK(
+      load_error(k_minimal + "  provider: azure\n  base_url: https://r.openai.azure.com/openai\n"
+                             "  api_version: 2024-10-21&x=1\n") ==
+      "gate.yaml:7:16: model.api_version: expected an Azure api-version such as 2024-10-21 (letters, digits, "
+      "- . _), got \"2024-10-21&x=1\"");
+  CHECK(load_error("suite:\n  path: suite\nmodel:\n  name: gpt 4/o\n  provider: azure\n"
+                   "  base_url: https://r.openai.azure.com/openai\n  api_version: 2024-10-21\n") ==
+        "gate.yaml:4:3: model.name: with model.api_version, the name is the Azure deployment in the URL "
+        "path; expected letters, digits, - . _, got \"gpt 4/o\"");
   // An implicit null has no position of its own: the key's is used.
   CHECK(load_error(k_minimal + "runs:\n") == "gate.yaml:5:1: runs: expected an integer in 1..1000, got null");
   CHECK(load_error("suite:\n  path: s\nmodel:\n  name:\n") ==
@@ -143,7 +163,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:5:7: YAML tag: gate.yaml takes plain values; quote a value that starts with '!'");
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
-        "gate.yaml:1:8: model: expected a mapping of keys (provider, api, base_url, api_key_env, key_alias, "
+        "gate.yaml:1:8: model: expected a mapping of keys (provider, api, api_version, base_url, "
+        "api_key_env, key_alias, "
         "name, "
         "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, "
         "stream, "

@@ -71,7 +71,7 @@ TEST_CASE("key_table() names each key once, with a type, a default and help") {
     CHECK_MESSAGE(!k.fallback.empty(), k.key);
     CHECK_MESSAGE(!k.help.empty(), k.key);
   }
-  CHECK(key_table().size() == 54);
+  CHECK(key_table().size() == 55);
   CHECK(key_table().front().key == "suite.path");
 }
 
@@ -143,5 +143,64 @@ TEST_CASE("the provider table: openai's values are ModelConfig's defaults, each 
     choices += (choices.empty() ? "one of " : "|") + p.name;
   CHECK(row->type == choices);
   CHECK(find_provider("anthropic")->api_key_env == "ANTHROPIC_API_KEY");
-  CHECK(find_provider("gemini") == nullptr);
+  CHECK(find_provider("azure")->base_url == ""); // every resource has its own endpoint
+  CHECK(find_provider("azure")->api_key_env == "AZURE_OPENAI_API_KEY");
+  CHECK(find_provider("gemini")->api_key_env == "GEMINI_API_KEY");
+  CHECK(find_provider("bedrock") == nullptr);
+}
+
+namespace {
+
+// The lines of `file` (from the source tree) under `heading`, down to the
+// next heading of the same or a higher level.
+std::string doc_section(const char* file, const std::string& heading) {
+  const fs::path root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  std::ifstream in(root / file);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << file);
+  const std::size_t level = heading.find(' ');
+  std::string text, line;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    const std::size_t hashes = line.find_first_not_of('#');
+    if (line.starts_with("#") && hashes <= level) in_section = line == heading;
+    if (in_section) text += line + "\n";
+  }
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("README's providers table and docs/config.md's recipes name every provider gate speaks") {
+  auto section = [](const char* file, const std::string& heading) { return doc_section(file, heading); };
+  const std::string readme = section("README.md", "### Providers");
+  const std::string config = section("docs/config.md", "## Providers");
+  for (const Provider& p : providers()) {
+    CHECK_MESSAGE(readme.find("`provider: " + p.name) != std::string::npos, "README.md: " << p.name);
+    CHECK_MESSAGE(config.find("| `" + p.name + "` | " +
+                              (p.base_url.empty() ? "none" : "`" + p.base_url + "`") + " | `" +
+                              p.api_key_env + "` |") != std::string::npos,
+                  "docs/config.md: " << p.name);
+  }
+}
+
+TEST_CASE("every gate.yaml recipe in docs/config.md \"Providers\" loads") {
+  const std::string text = doc_section("docs/config.md", "## Providers");
+  std::vector<std::string> recipes;
+  for (std::size_t at = text.find("```yaml\n"); at != std::string::npos; at = text.find("```yaml\n", at)) {
+    at += 8;
+    const std::size_t end = text.find("```", at);
+    REQUIRE(end != std::string::npos);
+    recipes.push_back(text.substr(at, end - at));
+  }
+  REQUIRE(recipes.size() == 4); // Azure's two forms, Gemini, a local server
+  Scratch s;
+  std::vector<Config> loaded;
+  for (const std::string& r : recipes)
+    loaded.push_back(load(s.write("gate.yaml", "suite:\n  path: s\n" + r)));
+  CHECK(loaded[0].model.provider == "azure");
+  CHECK(loaded[0].model.api_version == "");
+  CHECK(loaded[1].model.api_version == "2024-10-21");
+  CHECK(loaded[2].model.provider == "gemini");
+  CHECK(loaded[3].model.api_key_env == ""); // no key
+  CHECK(loaded[3].model.base_url == "http://127.0.0.1:11434/v1");
 }

@@ -171,6 +171,33 @@ TEST_CASE("anthropic gets its own base URL and key variable unless the file sets
   CHECK(c.model.api_key_env == "ANTHROPIC_API_KEY");
 }
 
+TEST_CASE("azure and gemini: their key variables; azure's endpoint and api-version from the file") {
+  Scratch s;
+  Config c =
+      load(s.write("a.yaml", "suite:\n  path: s\nmodel:\n  provider: azure\n  name: gpt4o-prod\n"
+                             "  base_url: https://r.openai.azure.com/openai\n  api_version: 2024-10-21\n"));
+  CHECK(c.model.api_key_env == "AZURE_OPENAI_API_KEY");
+  CHECK(c.origin.at("model.api_key_env") == "default (provider azure)");
+  CHECK(c.model.api_version == "2024-10-21");
+  c = load(s.write("v1.yaml", "suite:\n  path: s\nmodel:\n  provider: azure\n  name: gpt-4o mini\n"
+                              "  base_url: https://r.openai.azure.com/openai/v1\n"));
+  CHECK(c.model.api_version == ""); // the v1 API: the deployment travels in the body, any name
+  c = load(s.write("g.yaml", "suite:\n  path: s\nmodel:\n  provider: gemini\n  name: gemini-2.5-flash\n"));
+  CHECK(c.model.base_url == "https://generativelanguage.googleapis.com/v1beta/openai");
+  CHECK(c.model.api_key_env == "GEMINI_API_KEY");
+}
+
+TEST_CASE("model.api_key_env: null is a server that takes no key") {
+  Scratch s;
+  Config c =
+      load(s.write("o.yaml", k_minimal + "  base_url: http://127.0.0.1:11434/v1\n  api_key_env: null\n"));
+  CHECK(c.model.api_key_env == "");
+  // On CI, nothing is missing: the default mode stays replay.
+  resolve_defaults(c, gate::environment_of({{"CI", "true"}}));
+  CHECK(c.cache.mode == CacheMode::replay);
+  CHECK(c.origin.at("cache.mode") == "default");
+}
+
 TEST_CASE("null and empty values, quoting, anchors, BOM and CRLF") {
   Scratch s;
   SUBCASE("null sets optional numbers to not sent; empty sections are allowed") {

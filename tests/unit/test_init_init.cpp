@@ -91,6 +91,27 @@ TEST_CASE("provider and model: anthropic's key variable and no seed; odd names s
             .find("ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}") != std::string::npos);
 }
 
+TEST_CASE("provider gemini and azure: their key variables, gemini's default model, azure's own endpoint") {
+  TempDir tmp;
+  init::Options o;
+  o.provider = "gemini";
+  std::filesystem::create_directories(tmp.path() / "g");
+  std::filesystem::create_directories(tmp.path() / "a");
+  init::write_files(tmp.path() / "g", init::starter_files(o));
+  gate::config::Config cfg = gate::config::load(tmp.path() / "g" / "gate.yaml");
+  CHECK(cfg.model.name == "gemini-2.5-flash");
+  CHECK(cfg.model.base_url == "https://generativelanguage.googleapis.com/v1beta/openai");
+  CHECK(cfg.model.api_key_env == "GEMINI_API_KEY");
+  o.provider = "azure";
+  o.model = "gpt4o-prod";
+  o.base_url = "https://r.openai.azure.com/openai/v1";
+  init::write_files(tmp.path() / "a", init::starter_files(o));
+  cfg = gate::config::load(tmp.path() / "a" / "gate.yaml");
+  CHECK(cfg.model.provider == "azure");
+  CHECK(cfg.model.api_key_env == "AZURE_OPENAI_API_KEY");
+  CHECK_FALSE(cfg.model.seed.has_value());
+}
+
 TEST_CASE("a model named like a YAML null or boolean stays a string") {
   for (const char* name : {"null", "true", "~", "123"}) {
     TempDir tmp;
@@ -103,9 +124,15 @@ TEST_CASE("a model named like a YAML null or boolean stays a string") {
 
 TEST_CASE("bad options are bad input naming what was expected") {
   init::Options o;
-  o.provider = "gemini";
+  o.provider = "bedrock";
   CHECK(bad_input([&] { init::starter_files(o); }) ==
-        "gate init: unknown provider \"gemini\"; expected one of openai, anthropic");
+        "gate init: unknown provider \"bedrock\"; expected one of openai, anthropic, azure, gemini");
+  // Azure's endpoint and deployment are the user's own: no default for either.
+  o.provider = "azure";
+  o.model = "gpt4o-prod";
+  CHECK(bad_input([&] { init::starter_files(o); }) ==
+        "gate init: provider azure needs --base-url (your resource's endpoint, e.g. "
+        "https://NAME.openai.azure.com/openai/v1) and --model (your deployment's name)");
   o = {};
   o.model = "";
   CHECK(bad_input([&] { init::starter_files(o); }).find("--model must be a non-empty") != std::string::npos);

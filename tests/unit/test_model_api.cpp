@@ -5,10 +5,14 @@
 #include <gate/model/api.hpp>
 #include <gate/util/redact.hpp>
 
+#include "test_model_support.hpp"
+
 using gate::model::ApiResponse;
 using gate::model::Bucket;
 using gate::model::ChatMessage;
 using gate::model::parse_response;
+
+using gate::model::test::response;
 
 namespace {
 
@@ -24,13 +28,6 @@ gate::config::ModelConfig anthropic_model() {
   m.provider = "anthropic";
   m.name = "claude-x";
   return m;
-}
-
-ApiResponse response(int status, std::string body) {
-  ApiResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
 }
 
 // sha256 of the canonical text {"a":1,"b":2} (computed with `sha256sum`).

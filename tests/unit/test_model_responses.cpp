@@ -6,12 +6,16 @@
 #include <gate/model/api.hpp>
 #include <gate/model/stream.hpp>
 
+#include "test_model_support.hpp"
+
 using gate::model::ApiResponse;
 using gate::model::Bucket;
 using gate::model::parse_response;
 using gate::model::Reply;
 using gate::model::StreamAssembler;
 using gate::model::StreamState;
+
+using gate::model::test::response;
 
 namespace {
 
@@ -21,13 +25,6 @@ gate::config::ModelConfig responses_model() {
   m.api = "responses";
   m.seed = 7;
   return m;
-}
-
-ApiResponse response(int status, std::string body) {
-  ApiResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
 }
 
 struct Ev {

@@ -81,7 +81,14 @@ TEST_CASE("fake upstream scripts are read strictly") {
   REQUIRE(s.faults.size() == 2);
   CHECK(s.faults[0].stream == "error");
   CHECK(s.faults[1].during_ms == 300);
-  for (const char* bad : {R"({"faults":[{"stream":"cutt"}]})", R"({"models":[1]})", R"({"prefix":3})"}) {
+  s = script_from(
+      R"({"azure_api_version":"2024-10-21","no_usage":true,"reject_seed":true,"error_style":"gemini"})");
+  CHECK(s.azure_api_version == "2024-10-21");
+  CHECK(s.no_usage);
+  CHECK(s.reject_seed);
+  CHECK(s.error_style == "gemini");
+  for (const char* bad : {R"({"faults":[{"stream":"cutt"}]})", R"({"models":[1]})", R"({"prefix":3})",
+                          R"({"error_style":"google"})", R"({"no_usage":1})"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(gate::testing::parse_script(bad), gate::Error);
   }
@@ -221,6 +228,29 @@ TEST_CASE("a plain Anthropic call: x-api-key, version header, /v1/messages") {
   CHECK(log[0].headers["x-api-key"] == k_canary);
   CHECK(log[0].headers["anthropic-version"] == "2023-06-01");
   CHECK(log[0].headers.count("authorization") == 0);
+}
+
+TEST_CASE("an Azure call carries the key in api-key; a caller's api-key header is refused") {
+  Script s;
+  s.azure_api_version = "2024-10-21";
+  FakeUpstream server(s);
+  server.start();
+  auto m = model_for(server, "azure");
+  m.base_url = "http://127.0.0.1:" + std::to_string(server.port()) + "/openai";
+  m.api_version = "2024-10-21";
+  auto client = gate::net::make_http_client(m, key_env(), fast());
+  int attempts = 0;
+  ApiResponse r = client->send(call_for(m, "hello"), attempts);
+  CHECK(r.status == 200);
+  CHECK(gate::model::parse_response("openai", r).text == "echo: hello");
+  auto log = server.log();
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].target == "/openai/deployments/fake-model/chat/completions?api-version=2024-10-21");
+  CHECK(log[0].headers["api-key"] == k_canary);
+  CHECK(log[0].headers.count("authorization") == 0);
+  ApiCall smuggled = call_for(m, "hello");
+  smuggled.headers = {{"api-key", "other"}};
+  CHECK_THROWS_AS(client->send(smuggled, attempts), gate::Error);
 }
 
 TEST_CASE("keep-alive: one thread's calls share one connection") {
@@ -485,7 +515,8 @@ TEST_CASE("a missing key, or plain http to a remote host, cannot run") {
   } catch (const gate::Error& e) {
     CHECK(e.code() == gate::Exit::cannot_run);
     CHECK(std::string(e.what()) ==
-          "no API key: environment variable GATE_TEST_NET_MISSING is not set (key alias ci-key)");
+          "no API key: environment variable GATE_TEST_NET_MISSING is not set (key alias ci-key); for a local "
+          "server that takes no key, set model.api_key_env: null");
   }
   CHECK_THROWS_AS(gate::net::make_http_client(m, gate::environment_of({{"GATE_TEST_NET_MISSING", ""}})),
                   gate::Error);
