@@ -12,6 +12,7 @@
 #include <gate/ingest/ingest.hpp>
 
 #include <boost/json.hpp>
+#include <cmath>
 
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
@@ -132,18 +133,25 @@ void count_met(std::string& note, const bj::value* checks, const char* name, con
 // The agent's tokens over the whole conversation; absent (usage unknown)
 // when an agent message carries none. The user simulator's are not the
 // agent's and are left out.
-std::optional<bj::object> agent_usage(const bj::value* messages) {
+std::optional<bj::object> agent_usage(const bj::value* messages, const std::string& where) {
   if (!messages || !messages->is_array()) return std::nullopt;
   std::int64_t prompt = 0, completion = 0;
   bool any = false;
-  for (const auto& m : messages->get_array()) {
-    const bj::value* role = member(&m, {"role"});
+  const auto& list = messages->get_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const bj::value* role = member(&list[i], {"role"});
     if (!role || !role->is_string() || role->get_string() != "assistant") continue;
-    const bj::value* p = member(&m, {"usage", "prompt_tokens"});
-    const bj::value* c = member(&m, {"usage", "completion_tokens"});
-    if (!p || !c || !p->is_number() || !c->is_number()) return std::nullopt;
-    prompt += p->to_number<std::int64_t>();
-    completion += c->to_number<std::int64_t>();
+    const bj::value* p = member(&list[i], {"usage", "prompt_tokens"});
+    const bj::value* c = member(&list[i], {"usage", "completion_tokens"});
+    if (!p || !c) return std::nullopt;
+    auto tokens = [&](const bj::value* v, const char* key) {
+      double d = v->is_number() ? v->to_number<double>() : -1;
+      if (!(d >= 0) || d != std::floor(d) || d > 9e15)
+        bad(where, "messages[" + std::to_string(i) + "].usage." + key, "a whole number >= 0", v);
+      return static_cast<std::int64_t>(d);
+    };
+    prompt += tokens(p, "prompt_tokens");
+    completion += tokens(c, "completion_tokens");
     any = true;
   }
   if (!any) return std::nullopt;
@@ -170,7 +178,7 @@ std::vector<Located> tau2_records(const bj::value& v, const std::string& file) {
         copy_if(rec, "temperature", member(info, {"agent_info", "llm_args", "temperature"}));
         copy_if(rec, "user_model", member(info, {"user_info", "llm"}));
         copy_if(rec, "messages", member(&s, {"messages"}));
-        if (auto usage = agent_usage(member(&s, {"messages"}))) rec["token_usage"] = std::move(*usage);
+        if (auto usage = agent_usage(member(&s, {"messages"}), where)) rec["token_usage"] = std::move(*usage);
         const bj::value* ended = member(&s, {"termination_reason"});
         const std::string reason = ended && ended->is_string() ? std::string(ended->get_string()) : "";
         // τ²-bench leaves these out of its own metrics: the run never ran.

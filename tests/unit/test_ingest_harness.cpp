@@ -157,6 +157,12 @@ TEST_CASE("bad input: the file, the record, the field and what was expected") {
   CHECK(error_of(text) ==
         "r.json: simulations[0]: field \"reward_info.reward\": expected a number (the simulation's reward), "
         "none found");
+  // Usage that is no token count.
+  text = k_tau2;
+  text.replace(text.find("\"prompt_tokens\": 150"), 20, "\"prompt_tokens\": 1.5");
+  CHECK(error_of(text) ==
+        "r.json: simulations[0]: field \"messages[3].usage.prompt_tokens\": expected a whole "
+        "number >= 0, got a number");
   // One object over several lines that is neither format.
   CHECK(has(error_of("{\n  \"runs\": []\n}\n"), "r.json: one JSON object over several lines without \"info\" "
                                                 "and \"simulations\"; expected a τ²-bench results file"));
