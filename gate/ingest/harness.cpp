@@ -205,8 +205,8 @@ std::string_view without_bom(std::string_view text) {
   return text;
 }
 
-// A file whose first character opens an object is one JSON text spread
-// over lines (τ²-bench's results) or JSONL; its first line tells which.
+// A file whose first character opens an object is one JSON text (τ²-bench's
+// results, usually over many lines) or JSONL; its first line tells which.
 FileRecords automatic(const Input& in) {
   std::string_view text = without_bom(in.text);
   auto first = text.find_first_not_of(" \t\r\n");
@@ -219,8 +219,10 @@ FileRecords automatic(const Input& in) {
   }
   auto eol = text.find('\n', first);
   boost::system::error_code ec;
-  bj::parse(text.substr(first, eol == std::string_view::npos ? std::string_view::npos : eol - first), ec);
-  if (!ec) return {split_records(in.text, in.file), Format::jsonl};
+  bj::value line =
+      bj::parse(text.substr(first, eol == std::string_view::npos ? std::string_view::npos : eol - first), ec);
+  // A results file written without indentation is one line: still τ²-bench's.
+  if (!ec && !is_tau2(line)) return {split_records(in.text, in.file), Format::jsonl};
   bj::value v = json::parse_strict(text, in.file); // one text: a malformed one names its line:col
   if (is_tau2(v)) return {tau2_records(v, in.file), Format::tau2};
   throw Error(Exit::bad_input, in.file +

@@ -193,5 +193,16 @@ TEST_CASE("a τ²-bench results file read as the generic format fails as before;
   r = run_gate({"analyze", "--format", "tau3", file, "--out", "out"}, tmp.path());
   CHECK(r.exit_code == 2);
   CHECK(has(r.err, "--format \"tau3\": expected auto, jsonl, tau-bench or tau2"));
+  // A trial without reward, and one object that is neither harness's file.
+  spit(tmp.path() / "trials.json", R"([{"task_id": 0, "trial": 0, "info": {}, "traj": []}])");
+  r = run_gate({"analyze", "trials.json", "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err,
+            "trials.json: trial [0]: field \"reward\": expected a number (the trial's reward), none found"));
+  spit(tmp.path() / "other.json", "{\n  \"runs\": []\n}\n");
+  r = run_gate({"analyze", "other.json", "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "other.json: one JSON object over several lines without \"info\" and \"simulations\"; "
+                   "expected a τ²-bench results file"));
   CHECK_FALSE(fs::exists(tmp.path() / "out" / "report.json"));
 }

@@ -130,6 +130,15 @@ TEST_CASE("a τ²-bench results file: the agent's tokens and calls, model and us
   CHECK(f.records[0].note == "ended: max_steps; db_reward 0; communicate_checks 1 of 2 met");
 }
 
+TEST_CASE("τ²-bench: a results file on one line is still τ²-bench's, not one JSONL record") {
+  std::string text = k_tau2;
+  for (auto& ch : text)
+    if (ch == '\n') ch = ' ';
+  auto f = records_of({"results.json", text}, {});
+  CHECK(f.format == Format::tau2);
+  CHECK(f.records.size() == 1);
+}
+
 TEST_CASE("τ²-bench: an agent message without usage makes the run's tokens n/a") {
   std::string text = k_tau2;
   text.replace(text.find(R"("usage": {"prompt_tokens": 150, "completion_tokens": 20},)"),
