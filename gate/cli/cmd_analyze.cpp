@@ -50,6 +50,8 @@ int cmd_analyze(const Args& args) {
   desc.add_options()("help,h", "show this help")("out,o",
                                                  po::value<std::string>()->default_value(".gate/out"),
                                                  "directory for report.json and report.md")(
+      "format", po::value<std::string>()->default_value("auto"),
+      "auto, jsonl, tau-bench or tau2: what the logs are (auto: by their shape)")(
       "map", po::value<std::vector<std::string>>()->composing(),
       "field=path: read a field from another (dotted) path; repeatable")(
       "pass-threshold", po::value<double>(), "a numeric reward at or above this passes (1 always passes)")(
@@ -65,11 +67,12 @@ int cmd_analyze(const Args& args) {
       "config,c", po::value<std::string>(),
       "redact the key in this gate.yaml's model.api_key_env (default: ./gate.yaml when there is one)")(
       "logs", po::value<std::vector<std::string>>()->multitoken(),
-      "run logs: JSON arrays or JSONL, files or globs");
+      "run logs: τ-bench or τ²-bench results, JSON arrays or JSONL; files or globs");
   po::positional_options_description pos;
   pos.add("logs", -1);
   po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate analyze LOG... [--map field=path]... [--out DIR] [options]", &pos))
+  if (!parse_options(args, desc, vm,
+                     "gate analyze LOG... [--format F] [--map field=path]... [--out DIR] [options]", &pos))
     return 0;
   if (!vm.count("logs"))
     throw Error(Exit::bad_input, "gate analyze: no run logs given (see gate analyze --help)");
@@ -84,6 +87,7 @@ int cmd_analyze(const Args& args) {
   ingest::Analysis a;
   a.suite.name = vm["suite-name"].as<std::string>();
   a.suite.version = vm["suite-version"].as<std::string>();
+  a.options.format = ingest::parse_format(vm["format"].as<std::string>());
   if (vm.count("map")) a.options.map = ingest::parse_map(vm["map"].as<std::vector<std::string>>());
   if (vm.count("pass-threshold")) {
     double t = vm["pass-threshold"].as<double>();

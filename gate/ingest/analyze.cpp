@@ -83,15 +83,19 @@ results::Route common_route(const std::vector<results::Task>& tasks) {
   return *best->first;
 }
 
-boost::json::value config_of(const std::vector<Input>& inputs, const Analysis& a) {
-  boost::json::array files;
+boost::json::value config_of(const std::vector<Input>& inputs, const std::vector<Format>& formats,
+                             const Analysis& a) {
+  boost::json::array files, read_as;
   for (const auto& in : inputs)
     files.emplace_back(redact(in.file));
+  for (Format f : formats)
+    read_as.emplace_back(format_name(f));
   boost::json::object map;
   for (const auto& [field, path] : a.options.map)
     map[field] = redact(path);
   boost::json::object c{{"source", "gate analyze"},
                         {"inputs", std::move(files)},
+                        {"formats", std::move(read_as)},
                         {"map", std::move(map)},
                         {"token_band_pct", a.metrics.token_band_pct},
                         {"include_polluted", a.metrics.include_polluted}};
@@ -129,18 +133,26 @@ report::Report analyze(const std::vector<Input>& inputs, const Analysis& a) {
   if (inputs.empty()) throw Error(Exit::bad_input, "gate analyze: no input files");
   const std::string started = utc_now_iso();
   std::vector<Record> records;
+  std::vector<Format> formats;
   for (const auto& in : inputs) {
-    auto located = split_records(in.text, in.file);
+    auto [located, format] = records_of(in, a.options);
+    formats.push_back(format);
     if (located.empty())
       throw Error(Exit::bad_input,
                   in.file + ": no records; expected a JSON array of records or one JSON object per line");
-    for (const auto& l : located)
-      records.push_back(read_record(l, a.options));
+    // A harness's records carry gate's own field names; --map is not theirs.
+    Options read_options = a.options;
+    if (format != Format::jsonl) read_options.map.clear();
+    for (const auto& l : located) {
+      records.push_back(read_record(l, read_options));
+      auto& checks = records.back().run.checks;
+      if (!l.note.empty() && !checks.empty() && !checks.back().passed) checks.back().detail += "; " + l.note;
+    }
   }
   report::Report r;
   r.gate_version = k_version;
   r.suite = a.suite;
-  r.config = config_of(inputs, a);
+  r.config = config_of(inputs, formats, a);
   r.tasks = group_records(std::move(records));
   r.route = common_route(r.tasks);
   r.started_at = started;

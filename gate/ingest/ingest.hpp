@@ -12,7 +12,8 @@
 
 // Reading run logs written by another harness (`gate analyze`, docs/analyze.md).
 //
-// Input grammar, one file:
+// Input grammar, one file (--format jsonl; the harness formats are read in
+// harness.cpp and turned into records of this grammar):
 //   file    = array | jsonl
 //   array   = "[" record *("," record) "]"        ; one JSON text
 //   jsonl   = *(record? "\n")                      ; one record per line, blank lines skipped
@@ -24,7 +25,15 @@ namespace gate::ingest {
 // read at their own name.
 using FieldMap = std::map<std::string, std::string>;
 
+// What a file holds. automatic picks by the file's shape (docs/analyze.md).
+enum class Format { automatic, jsonl, tau_bench, tau2 };
+
+// "auto", "jsonl", "tau-bench", "tau2"; anything else → Error(bad_input).
+Format parse_format(std::string_view name);
+const char* format_name(Format f);
+
 struct Options {
+  Format format = Format::automatic;
   FieldMap map;
   // A numeric reward passes when it is 1 within 1e-6, or when it is at least
   // this threshold (when given).
@@ -43,6 +52,9 @@ FieldMap parse_map(const std::vector<std::string>& specs);
 struct Located {
   boost::json::value value;
   std::string where;
+  // Why a harness's run failed beyond its reward (how it ended, the
+  // reward's parts): appended to the failing verdict's detail.
+  std::string note = {};
 };
 
 // Splits one file's text into records. Malformed JSON → Error(bad_input)
@@ -75,6 +87,15 @@ struct Input {
   std::string file; // shown in messages
   std::string text;
 };
+
+// One file's records in the format asked for (or the one its shape shows),
+// and that format. A file that is none of them → Error(bad_input) naming
+// the file, line:col where the JSON is malformed, and what was expected.
+struct FileRecords {
+  std::vector<Located> records;
+  Format format = Format::jsonl;
+};
+FileRecords records_of(const Input& in, const Options& o);
 
 struct Analysis {
   report::SuiteInfo suite;

@@ -16,7 +16,8 @@ const std::vector<std::string>& field_names() {
       "base_url",         "key_alias",   "temperature", "top_p",      "seed",
       "max_concurrency",  "token_usage", "tool_calls",  "messages",   "final_state",
       "final_state_hash", "answer",      "error_type",  "latency",    "latency_ms",
-      "retries",          "attempts",    "scenario",    "difficulty", "group"};
+      "retries",          "attempts",    "scenario",    "difficulty", "group",
+      "user_model"};
   return names;
 }
 

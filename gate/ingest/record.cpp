@@ -285,9 +285,9 @@ Record read_record(const Located& in, const Options& o) {
   if (auto ms = f.number("latency_ms", true)) run.latency_ms = *ms;
   run.tool_calls = tool_calls(f);
   answer(f, run);
-  run.route = route_of_record(RouteFields{f.text("model"), f.text("base_url"), f.text("key_alias"),
-                                          f.text("temperature"), f.text("top_p"), f.text("seed"),
-                                          f.text("max_concurrency"), r.retries});
+  run.route = route_of_record(RouteFields{f.text("model"), f.text("user_model"), f.text("base_url"),
+                                          f.text("key_alias"), f.text("temperature"), f.text("top_p"),
+                                          f.text("seed"), f.text("max_concurrency"), r.retries});
   return r;
 }
 

@@ -75,6 +75,8 @@ bool looks_like_secret(std::string_view text) {
 results::Route route_of_record(const RouteFields& f) {
   results::Route r;
   if (f.model) r["model"] = redact(*f.model);
+  // A simulated user's model changes what the agent is asked: a route field.
+  if (f.user_model) r["user_model"] = redact(*f.user_model);
   if (f.base_url) split_url(*f.base_url, r);
   if (f.key_alias) r["key_alias"] = safe(*f.key_alias);
   if (f.temperature) r["temperature"] = *f.temperature;

@@ -1,7 +1,10 @@
 // End-to-end: `gate analyze` on logs shaped like the common harnesses'
 // published results (synthetic content, the published field layout): what
 // the data hold is measured, what they do not hold reads n/a, and a seed
-// that the harness gives each trial by design is not route pollution.
+// that the harness gives each trial by design is not route pollution. The
+// native result files of τ-bench and τ²-bench are read with --format auto:
+// the format is picked by shape, and pass^k, success, the consistency gap
+// and tokens equal what the harness computes from the file.
 #include <doctest.h>
 
 #include <boost/json.hpp>
@@ -103,4 +106,103 @@ TEST_CASE("tau2-bench simulations: the seed each trial gets by design is reporte
   const auto verdict = read_json(tmp.path() / "v.json");
   for (const auto& m : verdict.at("metrics").as_array())
     if (m.at("key") == "consistency_gap") CHECK(m.at("gated").as_bool());
+}
+
+TEST_CASE("τ-bench results list: picked by shape; pass^k by tau_bench/run.py's formula") {
+  TempDir tmp;
+  Result r = run_gate(
+      {"analyze", "--format", "auto", fixture("tau_bench_retail.json").string(), "--out", "out"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "3 tasks, 9 runs, success 66.7%"));
+  const auto report = read_json(tmp.path() / "out" / "report.json");
+  CHECK(report.at("config").at("formats").as_array()[0].as_string() == "tau-bench");
+  const auto stats = report.at("stats").as_object();
+  // run.py's display_metrics: passed = reward within 1e-6 of 1; per task
+  // pass^k = C(c, k) / C(num_trials, k), averaged over tasks. Here
+  // num_trials = 3 and c = 3, 1, 2 for tasks 0, 1, 2:
+  //   k=1: (3/3 + 1/3 + 2/3) / 3 = 2/3
+  //   k=2: (3/3 + 0/3 + 1/3) / 3 = 4/9
+  //   k=3: (1/1 + 0   + 0  ) / 3 = 1/3
+  const auto& hat = stats.at("pass_hat_k").as_array();
+  REQUIRE(hat.size() == 3);
+  CHECK(number(hat[0]) == doctest::Approx(2.0 / 3));
+  CHECK(number(hat[1]) == doctest::Approx(4.0 / 9));
+  CHECK(number(hat[2]) == doctest::Approx(1.0 / 3));
+  // pass@3 = 1 for every task (each passed at least once): gap = 1 − 1/3.
+  CHECK(number(stats.at("consistency_gap_pp")) == doctest::Approx(200.0 / 3));
+  // τ-bench keeps no token usage and no model: tokens and routes are n/a.
+  CHECK(stats.at("runs_without_usage").as_int64() == 9);
+  CHECK(stats.at("token_band_outliers").is_null());
+  CHECK(stats.at("polluted_tasks").is_null());
+  // Task 1's failing trials stop after its first call: it alone is not
+  // trajectory-consistent (task 2 has one call, made by every trial).
+  CHECK(number(stats.at("trajectory_inconsistency_pp")) == doctest::Approx(100.0 / 3));
+  // The failing verdict carries the reward's part τ-bench recorded.
+  CHECK(has(slurp(tmp.path() / "out" / "report.md"),
+            "| 1 |  | 1/3 | flaky | reward (2 runs): 0 (needed 1); r\\_actions 0 |"));
+}
+
+TEST_CASE("τ²-bench results file: picked by shape; pass^k, tokens and route as τ²-bench has them") {
+  TempDir tmp;
+  Result r = run_gate({"analyze", fixture("tau2_airline_results.json").string(), "--out", "out"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "3 tasks, 6 runs, success 50.0%"));
+  const auto report = read_json(tmp.path() / "out" / "report.json");
+  CHECK(report.at("config").at("formats").as_array()[0].as_string() == "tau2");
+  const auto stats = report.at("stats").as_object();
+  // tau2/metrics/agent_metrics.py: pass^k = C(c, k) / C(n, k) per task,
+  // averaged; n = 2, c = 2, 1, 0:
+  //   k=1: (1 + 1/2 + 0) / 3 = 1/2;  k=2: (1 + 0 + 0) / 3 = 1/3.
+  const auto& hat = stats.at("pass_hat_k").as_array();
+  REQUIRE(hat.size() == 2);
+  CHECK(number(hat[0]) == doctest::Approx(0.5));
+  CHECK(number(hat[1]) == doctest::Approx(1.0 / 3));
+  // pass@2 = (1 + 1 + 0) / 3; gap = 2/3 − 1/3.
+  CHECK(number(stats.at("consistency_gap_pp")) == doctest::Approx(100.0 / 3));
+  // The agent's tokens summed over its messages; the user simulator's are
+  // not counted, and task 2's second trial reports none (n/a, not 0):
+  //   prompt 550 + 550 + 500 + 580 + 250, completion 45 + 45 + 36 + 31 + 35.
+  CHECK(stats.at("prompt_tokens").as_int64() == 2430);
+  CHECK(stats.at("completion_tokens").as_int64() == 192);
+  CHECK(stats.at("runs_without_usage").as_int64() == 1);
+  const auto& route = report.at("route").as_object();
+  CHECK(route.at("model").as_string() == "gpt-4.1");
+  CHECK(route.at("user_model").as_string() == "gpt-4.1-mini");
+  CHECK(stats.at("polluted_tasks").as_int64() == 0); // the per-trial seed is by design
+  // Task 1's second trial ran out of steps: the failing verdict says so.
+  const auto& runs = report.at("tasks").as_array()[1].at("runs").as_array();
+  CHECK(runs[1].at("checks").as_array()[0].at("detail").as_string() ==
+        "0 (needed 1); ended: max_steps; db_reward 0; communicate_checks 0 of 1 met");
+  // The user simulator's toggle_airplane_mode is not the agent's call.
+  const auto& calls = runs[0].at("tool_calls").as_array();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].at("name").as_string() == "get_customer_by_phone");
+}
+
+TEST_CASE("a τ²-bench results file read as the generic format fails as before; a format it is not, exit 2") {
+  TempDir tmp;
+  const std::string file = fixture("tau2_airline_results.json").string();
+  Result r = run_gate({"analyze", "--format", "jsonl", file, "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "tau2_airline_results.json:1:2: incomplete JSON (truncated?)"));
+  r = run_gate({"analyze", "--format", "tau-bench", file, "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "expected a τ-bench results list (a JSON array of trials), got an object"));
+  r = run_gate({"analyze", "--format", "tau3", file, "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "--format \"tau3\": expected auto, jsonl, tau-bench or tau2"));
+  // A trial without reward, and one object that is neither harness's file.
+  spit(tmp.path() / "trials.json", R"([{"task_id": 0, "trial": 0, "info": {}, "traj": []}])");
+  r = run_gate({"analyze", "trials.json", "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err,
+            "trials.json: trial [0]: field \"reward\": expected a number (the trial's reward), none found"));
+  spit(tmp.path() / "other.json", "{\n  \"runs\": []\n}\n");
+  r = run_gate({"analyze", "other.json", "--out", "out"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "other.json: one JSON object over several lines without \"info\" and \"simulations\"; "
+                   "expected a τ²-bench results file"));
+  CHECK_FALSE(fs::exists(tmp.path() / "out" / "report.json"));
 }
