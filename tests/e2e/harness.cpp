@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -173,6 +174,15 @@ void rewrite_answer(const fs::path& entry, const std::string& from, const std::s
   if (at == std::string::npos) throw std::runtime_error(entry.string() + ": no " + from);
   signed_part.replace(at, from.size(), to);
   spit(entry, signed_part + "sha256 " + gate::sha256_hex(signed_part) + "\n");
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 fs::path copy_demo(const fs::path& dir) {

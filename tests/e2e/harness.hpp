@@ -2,7 +2,9 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -75,6 +77,11 @@ void rewrite_answer(const std::filesystem::path& entry, const std::string& from,
 // cache and attempt fields (a fresh call records its attempts; a replay
 // made none), and without the task's stats.
 boost::json::array outcome_view(const boost::json::value& report);
+
+// Polls `done` every 20 ms for at most `limit`; its last answer. A test that
+// waits for a child's progress fails with the child's output when the child
+// ended early, instead of hanging.
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(60));
 
 // Copies the demo (suite, cache, config) into `dir` and returns the config path.
 std::filesystem::path copy_demo(const std::filesystem::path& dir);

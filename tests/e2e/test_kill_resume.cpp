@@ -176,11 +176,11 @@ TEST_CASE("rel-40: after SIGINT the rerun's report says how many runs came from 
   const fs::path report = tmp.path() / "out" / "report.json";
 
   Child child = spawn_gate(run, tmp.path(), env);
-  while (upstream.requests() < 10)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const bool asked = wait_until([&] { return upstream.requests() >= 10; });
   ::kill(child.pid, SIGINT);
   Result interrupted = finish(child);
   INFO(interrupted.err);
+  REQUIRE(asked);
   REQUIRE(interrupted.exit_code == 130);
   const boost::json::value partial = read_json(report);
   REQUIRE(partial.at("complete").as_bool() == false);
