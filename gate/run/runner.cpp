@@ -14,6 +14,7 @@
 #include <gate/prompt/apply.hpp>
 #include <gate/replay/policy.hpp>
 #include <gate/run/request.hpp>
+#include <gate/run/script.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/parallel.hpp>
 #include <gate/util/redact.hpp>
@@ -72,6 +73,7 @@ struct Shared {
   int workers = 1;
   std::once_flag workers_told{}; // the client learns the worker count once
   agent::Tap* tap = nullptr;     // set when a selected case is an agent case
+  ScriptSetup scripts{};         // where script checks run
 
   // The one client of the whole execute(): model tasks and the agents'
   // proxied calls share its retries and rate limiter. May throw Error.
@@ -298,7 +300,11 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   run.answer_truncated = run.answer.size() < redacted.size();
   run.answer_sha256 = sha256_hex(normalize_answer(reply.text));
   run.passed = true;
-  const check::Reply seen = check_view(o);
+  check::Reply seen = check_view(o);
+  const check::ScriptRunner scripts = [&](const check::Check& chk, std::string_view answer) {
+    return run_script(chk, answer, c, replica, sh.scripts);
+  };
+  seen.script = &scripts;
   for (const auto& chk : c.checks) {
     check::Result r = chk.type == check::Type::llm_judge ? judge(sh, c, chk, replica, reply.text, run)
                                                          : check::evaluate(chk, seen);
@@ -438,6 +444,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   const auto& cfg = *in.config;
   Shared sh{.in = in, .progress = progress, .route = configured_route(cfg), .outcome = &outcome};
   sh.route_text = route_json(sh.route);
+  sh.scripts = {.suite = in.suite, .config = in.config, .env = in.env, .stop = in.stop};
   // Every request is built and hashed before the first run, on every core:
   // for a large suite this was a serial stretch as long as a third of the
   // replay itself.
