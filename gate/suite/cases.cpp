@@ -14,10 +14,10 @@ namespace gate::suite {
 
 namespace {
 
-// A script check, alone or inside a group: it grades a model's answer and
+// A script check, alone, inside a group or a `stdout` check: it grades a model's answer and
 // runs from the suite directory, so an agent case cannot hold one.
 bool holds_script(const check::Check& c) {
-  if (c.type == check::Type::script) return true;
+  if (c.type == check::Type::script || (c.inner && holds_script(*c.inner))) return true;
   for (const auto& child : c.children)
     if (holds_script(child)) return true;
   return false;

@@ -112,6 +112,9 @@ TEST_CASE("agent validation errors name file:line and what was expected") {
   CHECK(has(err(agent_line(R"({"command":["a"],)" + ok_rest + "}",
                            R"([{"not":{"type":"script","argv":["./g"]}}])")),
             "c.jsonl:1: check \"script\" is not available for agent cases (use \"command\")"));
+  CHECK(has(err(agent_line(R"({"command":["a"],)" + ok_rest + "}",
+                           R"([{"type":"stdout","check":{"type":"script","argv":["./g"]}}])")),
+            "c.jsonl:1: check \"script\" is not available for agent cases (use \"command\")"));
 }
 
 TEST_CASE("agent check paths must stay inside the work copy") {
