@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <gate/check/check.hpp>
@@ -48,6 +49,71 @@ std::string type_list(unsigned bits) {
   for (const auto& [bit, name] : k_names)
     if (bits & bit) out += (out.empty() ? "\"" : " or \"") + std::string(name) + "\"";
   return out;
+}
+
+// A text equal for values json_equal() calls equal (keys sorted, numbers
+// by their double), so that uniqueItems sorts rather than compares every
+// pair of a long answer; values whose texts collide are compared exactly.
+void equality_key(const boost::json::value& v, std::string& out) {
+  switch (v.kind()) {
+  case boost::json::kind::array:
+    out += '[';
+    for (const auto& e : v.get_array()) {
+      equality_key(e, out);
+      out += ',';
+    }
+    out += ']';
+    break;
+  case boost::json::kind::object: {
+    std::vector<std::pair<std::string_view, const boost::json::value*>> kv;
+    for (const auto& e : v.get_object())
+      kv.emplace_back(std::string_view(e.key().data(), e.key().size()), &e.value());
+    std::sort(kv.begin(), kv.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    out += '{';
+    for (const auto& [k, e] : kv) {
+      json::append_quoted(k, out);
+      out += ':';
+      equality_key(*e, out);
+      out += ',';
+    }
+    out += '}';
+    break;
+  }
+  case boost::json::kind::int64:
+  case boost::json::kind::uint64:
+  case boost::json::kind::double_: json::append_number(json::to_double(v), out); break;
+  default: json::append_canonical(v, out); break;
+  }
+}
+
+// The first (by i, then j) pair of equal items i < j, or nullopt.
+std::optional<std::pair<std::size_t, std::size_t>> first_equal_pair(const boost::json::array& a) {
+  std::vector<std::string> keys(a.size());
+  std::vector<std::size_t> order(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    equality_key(a[i], keys[i]);
+    order[i] = i;
+  }
+  // Stable: within a run of equal keys the indexes ascend, so the first
+  // equal partner of the first item that has one is the run's first pair.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return keys[x] < keys[y]; });
+  std::optional<std::pair<std::size_t, std::size_t>> best;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t end = i + 1;
+    while (end < order.size() && keys[order[end]] == keys[order[i]])
+      ++end;
+    for (std::size_t x = i; x < end && !(best && order[x] > best->first); ++x)
+      for (std::size_t y = x + 1; y < end; ++y) {
+        if (json_equal(a[order[x]], a[order[y]])) {
+          const std::pair<std::size_t, std::size_t> p{order[x], order[y]};
+          if (!best || p < *best) best = p;
+          break;
+        }
+      }
+    i = end;
+  }
+  return best;
 }
 
 struct Walk {
@@ -122,12 +188,11 @@ struct Walk {
       if (id < 0) continue;
       if (auto f = check(id, a[i], ptr + "/" + std::to_string(i)); !f.empty()) return f;
     }
-    if (n.unique_items)
-      for (std::size_t i = 0; i < a.size(); ++i)
-        for (std::size_t j = i + 1; j < a.size(); ++j)
-          if (json_equal(a[i], a[j]))
-            return fail(ptr, "items " + std::to_string(i) + " and " + std::to_string(j) +
-                                 " are equal (uniqueItems)");
+    if (n.unique_items) {
+      if (auto pair = first_equal_pair(a))
+        return fail(ptr, "items " + std::to_string(pair->first) + " and " + std::to_string(pair->second) +
+                             " are equal (uniqueItems)");
+    }
     return "";
   }
 
