@@ -4,9 +4,13 @@
 #include <doctest.h>
 
 #include <boost/json/parse.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include <gate/check/check.hpp>
+#include <gate/check/schema.hpp>
 #include <gate/util/error.hpp>
 
 using gate::check::Check;
@@ -213,4 +217,30 @@ TEST_CASE(
     many += std::to_string(i) + ",";
   CHECK(detail(R"({"uniqueItems": true})", many + "7]") ==
         "(root): items 7 and 200000 are equal (uniqueItems)");
+}
+
+TEST_CASE(
+    "docs/suite-format.md's JSON Schema subset table lists exactly the keywords compile_schema() reads") {
+  const auto doc =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "suite-format.md";
+  std::ifstream in(doc);
+  REQUIRE(in.good());
+  std::string line;
+  bool in_section = false;
+  std::set<std::string> listed;
+  while (std::getline(in, line)) {
+    if (line.starts_with("### ")) in_section = line == "### JSON Schema subset";
+    if (!in_section || !line.starts_with("| `")) continue;
+    // The first cell's `keyword`s.
+    const std::string cell = line.substr(1, line.find('|', 1) - 1);
+    for (std::size_t at = cell.find('`'); at != std::string::npos; at = cell.find('`', at + 1)) {
+      const std::size_t end = cell.find('`', at + 1);
+      listed.insert(cell.substr(at + 1, end - at - 1));
+      at = end;
+    }
+  }
+  listed.erase("true");
+  listed.erase("false");
+  const auto& words = gate::check::schema_keywords();
+  CHECK(listed == std::set<std::string>(words.begin(), words.end()));
 }
