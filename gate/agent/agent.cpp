@@ -16,6 +16,44 @@ namespace {
 
 std::string var_name(std::string_view entry) { return std::string(entry.substr(0, entry.find('='))); }
 
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+void fail_run(results::Run& out, const std::string& message) {
+  out.error = "agent";
+  out.error_message = redact(message);
+  out.passed = false;
+}
+
+} // namespace
+
+std::string run_seed(const config::Config& cfg, int run) {
+  return std::to_string(cfg.model.seed.value_or(0) + run);
+}
+
+std::vector<std::string> child_env(const Environment& parent, const config::Config& cfg,
+                                   const std::vector<std::string>& set) {
+  const std::string key = parent.get(cfg.model.api_key_env);
+  std::vector<std::string> ours = {"OPENAI_API_KEY=" + std::string(k_dummy_key),
+                                   "ANTHROPIC_API_KEY=" + std::string(k_dummy_key)};
+  ours.insert(ours.end(), set.begin(), set.end());
+  std::vector<std::string> env;
+  for (const std::string& entry : parent.entries) {
+    const std::string name = var_name(entry);
+    if (name == cfg.model.api_key_env) continue;
+    if (std::any_of(ours.begin(), ours.end(), [&](const std::string& o) { return var_name(o) == name; }))
+      continue;
+    if (!key.empty() && entry.find(key) != std::string_view::npos) continue;
+    env.emplace_back(entry);
+  }
+  env.insert(env.end(), ours.begin(), ours.end());
+  std::sort(env.begin(), env.end());
+  return env;
+}
+
 // argv[0] with a '/' but relative names a program shipped with the suite;
 // a bare name is looked up in PATH, then next to the gate binary (so the
 // example agent built with gate runs from the build directory as is).
@@ -41,48 +79,12 @@ std::vector<std::string> resolve_command(std::vector<std::string> argv,
   return argv;
 }
 
-std::string seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
-
-void fail_run(results::Run& out, const std::string& message) {
-  out.error = "agent";
-  out.error_message = redact(message);
-  out.passed = false;
-}
-
-} // namespace
-
-std::string run_seed(const config::Config& cfg, int run) {
-  return std::to_string(cfg.model.seed.value_or(0) + run);
-}
-
 std::vector<std::string> agent_env(const Environment& parent, const config::Config& cfg,
                                    const std::string& base_url, const std::string& task_id, int run,
                                    const std::string& seed) {
-  const std::string key = parent.get(cfg.model.api_key_env);
-  static const std::vector<std::string> k_ours = {"OPENAI_BASE_URL",   "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
-                                                  "ANTHROPIC_API_KEY", "GATE_TASK_ID",       "GATE_RUN",
-                                                  "GATE_SEED"};
-  std::vector<std::string> env;
-  for (const std::string& entry : parent.entries) {
-    const std::string name = var_name(entry);
-    if (name == cfg.model.api_key_env) continue;
-    if (std::find(k_ours.begin(), k_ours.end(), name) != k_ours.end()) continue;
-    if (!key.empty() && entry.find(key) != std::string_view::npos) continue;
-    env.emplace_back(entry);
-  }
-  env.push_back("OPENAI_BASE_URL=" + base_url);
-  env.push_back("ANTHROPIC_BASE_URL=" + base_url);
-  env.push_back("OPENAI_API_KEY=" + std::string(k_dummy_key));
-  env.push_back("ANTHROPIC_API_KEY=" + std::string(k_dummy_key));
-  env.push_back("GATE_TASK_ID=" + task_id);
-  env.push_back("GATE_RUN=" + std::to_string(run));
-  env.push_back("GATE_SEED=" + seed);
-  std::sort(env.begin(), env.end());
-  return env;
+  return child_env(parent, cfg,
+                   {"OPENAI_BASE_URL=" + base_url, "ANTHROPIC_BASE_URL=" + base_url,
+                    "GATE_TASK_ID=" + task_id, "GATE_RUN=" + std::to_string(run), "GATE_SEED=" + seed});
 }
 
 JobResult run_job(const Job& job, results::Run& out) {

@@ -16,6 +16,21 @@ namespace gate::agent {
 // The dummy key agents get instead of the real one (the proxy adds that).
 inline constexpr std::string_view k_dummy_key = "gate-dummy-key";
 
+// The environment of a program gate starts for a suite (an agent, a script
+// check): gate's own (`parent`), sorted, minus every variable that holds
+// the real key (the one named by model.api_key_env, any other whose value
+// contains that key, OPENAI_API_KEY and ANTHROPIC_API_KEY) and minus the
+// names `set` gives, plus `set` ("NAME=value") and OPENAI_API_KEY and
+// ANTHROPIC_API_KEY = the dummy key.
+std::vector<std::string> child_env(const Environment& parent, const config::Config& cfg,
+                                   const std::vector<std::string>& set);
+
+// argv with argv[0] resolved as an agent command's: a relative path with a
+// '/' from `suite_dir`, a bare name in `path` (PATH's value), else next to
+// the gate binary, else left as is (the spawn then says it is not found).
+std::vector<std::string> resolve_command(std::vector<std::string> argv,
+                                         const std::filesystem::path& suite_dir, const std::string& path);
+
 // The agent's environment: gate's own (`parent`), sorted, minus every
 // variable that holds the real key (the one named by model.api_key_env,
 // any other whose value contains that key, OPENAI_API_KEY and

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,7 +10,8 @@
 
 namespace gate::check {
 
-class Regex; // linear-time matcher, see regex.hpp
+class Regex;   // linear-time matcher, see regex.hpp
+struct Schema; // a compiled JSON Schema, see schema.hpp
 
 // The check types. Suites, reports and docs name them by type_name(); the
 // enum is for the code's own dispatch. `stdout_text` is "stdout" (the C
@@ -19,7 +21,7 @@ enum class Type {
   equals, contains, icontains, not_contains, starts_with, contains_any, contains_all, regex, json, number,
   length, llm_judge, exit_code, stdout_text, file_exists, file_contains, file_json, command, diff_size,
   file_scope, tool_sequence, final_state, any_of, all_of, negation, similar, refusal, finish_reason,
-  tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost
+  tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, json_schema, script
 };
 // clang-format on
 
@@ -66,16 +68,19 @@ struct Check {
   // `number`; file_contains `values[0]`; file_scope the allowed globs in
   // `values`; tool_sequence the tool names in `values`; final_state the
   // sha256 in `values[0]`.
-  std::string path;                   // relative to the work copy, no "..", not absolute
-  std::vector<std::string> argv;      // command: run in the work copy, no shell
-  double timeout_s = 60;              // command
-  Order mode = Order::equals;         // tool_sequence
+  std::string path;              // relative to the work copy, no "..", not absolute; json_schema: the pointer
+  std::vector<std::string> argv; // command: run in the work copy, no shell; script: run by the runner
+  double timeout_s = 60;         // command, script
+  Order mode = Order::equals;    // tool_sequence
   std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
   // Groups (any_of, all_of) and negation (`{"not": {...}}`, one child): the
   // inner text or reply checks, in order.
   std::vector<Check> children;
   Similarity method = Similarity::levenshtein; // similar: against values[0], at least `number`
   bool negate = false;                         // finish_reason: values[0] is what it must not be
+  // json_schema: the compiled schema, applied at `path` (tokens here).
+  std::shared_ptr<const Schema> schema;
+  std::vector<std::string> pointer;
 };
 
 // One row of the check type table (types.cpp), which drives the parser's
@@ -138,8 +143,24 @@ struct Result {
   bool passed = false;
   std::string detail;      // why it failed, short and redacted; empty on pass
   bool errored = false;    // the check could not be evaluated (METRICS.md bucket `check`)
-  std::string reason = {}; // llm_judge: the judge's reason, for a pass too
+  std::string reason = {}; // llm_judge: the judge's reason; script: its stdout's first line; for a pass too
 };
+
+// What running a script check's argv gave. check/ starts no process: the
+// runner does (gate/run/script.hpp), with the answer on stdin.
+struct ScriptRun {
+  bool started = false;
+  std::string start_error; // why it could not start (not found, ...)
+  bool timed_out = false;
+  int exit_code = -1; // -1 when it ended by a signal
+  int signal = 0;
+  std::string out; // stdout, capped
+};
+// Runs a script check on the answer text; given to evaluate() in a Reply.
+using ScriptRunner = std::function<ScriptRun(const Check& c, std::string_view answer)>;
+
+// A script check's reason, its stdout's first line: at most this many bytes.
+inline constexpr std::size_t k_script_reason_limit = 200;
 
 // One tool call of a reply, as the checks see it.
 struct ToolCall {
@@ -158,7 +179,8 @@ struct Reply {
   // calls), at gate.yaml's pricing; for a replay, what its recorded tokens
   // cost. Absent when the usage is unknown or the model has no price.
   std::optional<double> cost_usd;
-  bool from_model = true; // false: only text (an agent's stdout)
+  bool from_model = true;               // false: only text (an agent's stdout)
+  const ScriptRunner* script = nullptr; // runs script checks; absent: they are errored
 };
 
 // Evaluates a check on a model's reply. Pure; never throws for any answer

@@ -93,6 +93,54 @@ std::string quoted_list(const std::vector<std::string>& values) {
   return out;
 }
 
+// Redacted, cut at `limit` bytes ("..." when cut), invalid UTF-8 as
+// U+FFFD and control bytes as \xHH: readable as written (not JSON-quoted),
+// yet nothing in it can move the cursor or forge a line.
+std::string printable(std::string_view text, std::size_t limit) {
+  const std::string redacted = redact(text);
+  std::string_view cut = utf8_prefix(redacted, limit);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < cut.size();) {
+    std::uint32_t u = 0;
+    std::size_t n = decode_utf8(cut, i, u);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      n = 1;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out.append(cut.substr(i, n));
+    }
+    i += n;
+  }
+  return out + (cut.size() < redacted.size() ? "..." : "");
+}
+
+// A pattern as written, between slashes: not JSON-quoted, so a reader (and
+// the Markdown, which escapes it once) sees `\d` as `\d`; a control byte as
+// \xHH reads as the same byte to a regex, so nothing is hidden.
+std::string show_pattern(std::string_view pattern) { return "/" + printable(pattern, k_snippet_bytes) + "/"; }
+
+std::string pointer_token(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+std::size_t code_points(std::string_view s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++n) {
+    std::uint32_t u = 0;
+    const std::size_t len = decode_utf8(s, i, u);
+    i += len == 0 ? 1 : len; // an invalid byte is one unit
+  }
+  return n;
+}
+
 // What came, for a failure detail: `<subject> is "<text>"`, or `<subject>
 // starts with "<text>..."` when cut (subject: "the answer", or "stdout" in
 // an agent case).
@@ -110,35 +158,9 @@ namespace {
 using detail::quoted_list;
 using detail::show_json;
 using detail::show_number;
+using detail::show_pattern;
 using detail::snippet;
 using detail::what_came;
-
-// A pattern as written, between slashes: not JSON-quoted, so a reader (and
-// the Markdown, which escapes it once) sees `\d` as `\d`. Control bytes
-// become \xHH, which a regex reads as the same byte, so nothing is hidden;
-// redacted and cut like a snippet.
-std::string show_pattern(std::string_view pattern) {
-  const std::string redacted = redact(pattern);
-  std::string_view cut = utf8_prefix(redacted, k_snippet_bytes);
-  static const char* hex = "0123456789abcdef";
-  std::string out = "/";
-  for (std::size_t i = 0; i < cut.size();) {
-    std::uint32_t u = 0;
-    std::size_t n = decode_utf8(cut, i, u);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      n = 1;
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out.append(cut.substr(i, n));
-    }
-    i += n;
-  }
-  return out + (cut.size() < redacted.size() ? "..." : "") + "/";
-}
 
 bool is_number(const boost::json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
 std::optional<boost::json::value> parse_json(std::string_view text) {
@@ -179,15 +201,24 @@ std::optional<std::string_view> fenced_json(std::string_view text) {
 }
 
 std::string json_failure(const Check& c, std::string_view answer, std::string_view subject) {
-  std::optional<boost::json::value> doc = parse_json(trim(answer));
-  if (!doc) {
-    if (auto body = fenced_json(answer)) doc = parse_json(trim(*body));
-  }
-  if (!doc) return "expected JSON (or a ```json block); " + what_came(subject, answer);
+  std::optional<boost::json::value> doc = detail::answer_json(answer);
+  if (!doc) return detail::not_json(answer, subject);
   return json_paths_failure(c, *doc);
 }
 
 } // namespace
+
+std::optional<boost::json::value> detail::answer_json(std::string_view answer) {
+  std::optional<boost::json::value> doc = parse_json(trim(answer));
+  if (!doc) {
+    if (auto body = fenced_json(answer)) doc = parse_json(trim(*body));
+  }
+  return doc;
+}
+
+std::string detail::not_json(std::string_view answer, std::string_view subject) {
+  return "expected JSON (or a ```json block); " + what_came(subject, answer);
+}
 
 std::string json_paths_failure(const Check& c, const boost::json::value& doc_value) {
   const boost::json::value* doc = &doc_value;
@@ -241,16 +272,6 @@ std::string bounds_text(const std::optional<double>& min, const std::optional<do
   if (min && max) return "between " + show_number(*min) + " and " + show_number(*max);
   if (min) return "at least " + show_number(*min);
   return "at most " + show_number(*max);
-}
-
-std::size_t count_units(std::string_view s) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < s.size(); ++n) {
-    std::uint32_t u = 0;
-    const std::size_t len = decode_utf8(s, i, u);
-    i += len == 0 ? 1 : len; // an invalid byte is one unit
-  }
-  return n;
 }
 
 std::size_t count_words(std::string_view s) {
@@ -333,7 +354,7 @@ std::string failure(const Check& c, const Reply& reply, std::string_view subject
   }
   case Type::length: {
     const bool words = c.unit == "words";
-    double n = static_cast<double>(words ? count_words(answer) : count_units(answer));
+    double n = static_cast<double>(words ? count_words(answer) : detail::code_points(answer));
     if ((!c.min || n >= *c.min) && (!c.max || n <= *c.max)) return {};
     return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " +
            std::string(subject) + " has " + show_number(n);
@@ -461,8 +482,8 @@ Result evaluate(const Check& c, const Reply& reply, std::string_view subject) {
   }
   try {
     bool errored = false;
-    r.detail =
-        own_type(c.type) ? failure(c, reply, subject) : detail::extra_failure(c, reply, subject, errored);
+    r.detail = own_type(c.type) ? failure(c, reply, subject)
+                                : detail::extra_failure(c, reply, subject, errored, r.reason);
     r.errored = errored;
     r.passed = r.detail.empty() && !errored;
   } catch (const std::bad_alloc&) {

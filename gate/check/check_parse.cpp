@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <gate/check/regex.hpp>
+#include <gate/check/schema.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/json.hpp>
 
@@ -182,6 +183,12 @@ void parse_json_paths(const Fields& f, Check& c) {
   }
 }
 
+// command, script: a program and its arguments, no shell.
+std::vector<std::string> argv_of(const Fields& f) {
+  if (f.get("argv") == nullptr) f.fail("missing \"argv\" (a non-empty array of strings; no shell)");
+  return f.texts("argv");
+}
+
 // tool_sequence, tool_order: exactly one of equals / contains / starts_with,
 // an array of tool names.
 void parse_order(const Fields& f, Check& c) {
@@ -268,6 +275,20 @@ void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& ex
     c.max = f.number("max_usd");
     if (!c.max || *c.max < 0) f.fail("expected \"max_usd\", a number of US dollars >= 0");
     break;
+  case Type::json_schema: {
+    const auto* schema = f.get("schema");
+    if (schema == nullptr) f.fail("missing \"schema\" (a JSON Schema: an object or a boolean)");
+    c.path = f.text("path").value_or("");
+    c.pointer = pointer_tokens(c.path, f);
+    c.schema = compile_schema(*schema, f.at);
+    break;
+  }
+  case Type::script:
+    c.argv = argv_of(f);
+    c.timeout_s = f.number("timeout").value_or(10);
+    if (!(c.timeout_s > 0 && c.timeout_s <= 86400))
+      f.fail("\"timeout\" must be a number of seconds > 0 (at most 86400)");
+    break;
   default: break; // refusal, no_tool_call: no operands
   }
 }
@@ -302,9 +323,7 @@ void parse_agent(const Fields& f, Check& c) {
     parse_json_paths(f, c);
     break;
   case Type::command: {
-    const auto* argv = f.get("argv");
-    if (argv == nullptr) f.fail("missing \"argv\" (a non-empty array of strings; no shell)");
-    c.argv = f.texts("argv");
+    c.argv = argv_of(f);
     c.timeout_s = f.number("timeout").value_or(60);
     if (!(c.timeout_s > 0)) f.fail("\"timeout\" must be a number of seconds > 0");
     break;

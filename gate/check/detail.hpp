@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +20,24 @@ std::string what_came(std::string_view subject, std::string_view text);
 std::string show_number(double d);
 std::string show_json(const boost::json::value& v); // canonical, redacted, cut
 std::string quoted_list(const std::vector<std::string>& values);
+// Text as written, redacted, cut at `limit` bytes, control bytes as \xHH,
+// invalid UTF-8 as U+FFFD (not quoted: a pointer, a pattern, a reason).
+std::string printable(std::string_view text, std::size_t limit);
+std::string show_pattern(std::string_view pattern); // /printable/
+std::size_t code_points(std::string_view s);        // an invalid byte counts as one
+std::string pointer_token(std::string_view s);      // RFC 6901: ~ as ~0, / as ~1
+
+// The answer's JSON as the json check finds it: the trimmed answer, else
+// the body of its first ```json block, else of its first fenced block.
+std::optional<boost::json::value> answer_json(std::string_view answer);
+// The detail when there is none.
+std::string not_json(std::string_view answer, std::string_view subject);
 
 // The checks of reply_eval.cpp (groups, similar, refusal and the reply
 // types): "" when `c` holds, else why not; `errored` set when it could not
-// be evaluated. May throw; evaluate() turns that into an errored result.
-std::string extra_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored);
+// be evaluated, `reason` to what a script said. May throw; evaluate()
+// turns that into an errored result.
+std::string extra_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored,
+                          std::string& reason);
 
 } // namespace gate::check::detail

@@ -1,4 +1,5 @@
 #include <gate/check/detail.hpp>
+#include <gate/check/schema.hpp>
 #include <gate/util/format.hpp>
 
 #include <algorithm>
@@ -58,10 +59,52 @@ std::string tool_args_failure(const Check& c, const Reply& reply) {
   return f.empty() ? "" : "the arguments of " + snippet(name) + ": " + f;
 }
 
+std::string json_schema_failure(const Check& c, std::string_view answer, std::string_view subject) {
+  const std::optional<boost::json::value> doc = answer_json(answer);
+  if (!doc) return not_json(answer, subject);
+  const boost::json::value* at = resolve_pointer(*doc, c.pointer);
+  if (at == nullptr) return "expected " + snippet(c.path) + " to exist; it is missing";
+  return schema_failure(*c.schema, *at, c.path);
+}
+
+// A script's verdict is its exit status; one that did not run to an exit
+// of its own (could not start, timed out, killed) is errored: it said
+// nothing about the answer.
+std::string script_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored,
+                           std::string& reason) {
+  if (reply.script == nullptr || !*reply.script) {
+    errored = true;
+    return "a script check runs in a model case only, not on " + std::string(subject);
+  }
+  const ScriptRun r = (*reply.script)(c, reply.text);
+  const std::string program = "[" + quoted_list(c.argv) + "]";
+  if (!r.started) {
+    errored = true;
+    return printable(r.start_error, k_script_reason_limit);
+  }
+  if (r.timed_out) {
+    errored = true;
+    return program + " timed out after " + show_number(c.timeout_s) + " s; its process group was killed";
+  }
+  if (r.exit_code < 0) {
+    errored = true;
+    return program + " was killed by signal " + std::to_string(r.signal);
+  }
+  std::string_view line = std::string_view(r.out).substr(0, r.out.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  reason = printable(line, k_script_reason_limit);
+  if (r.exit_code == 0) return "";
+  return "expected " + program + " to exit 0; it exited with " + std::to_string(r.exit_code) +
+         (reason.empty() ? "" : ": " + reason);
+}
+
 } // namespace
 
-std::string extra_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored) {
+std::string extra_failure(const Check& c, const Reply& reply, std::string_view subject, bool& errored,
+                          std::string& reason) {
   switch (c.type) {
+  case Type::json_schema: return json_schema_failure(c, reply.text, subject);
+  case Type::script: return script_failure(c, reply, subject, errored, reason);
   case Type::any_of:
   case Type::all_of: return group_failure(c, reply, subject, errored);
   case Type::negation: {

@@ -247,6 +247,23 @@ const std::vector<TypeInfo>& type_table() {
        "judge calls not included) is at most `max_usd`; a replayed run is judged on its recorded tokens; "
        "errored when the usage or the model's price is unknown",
        R"({"type": "cost", "max_usd": 0.002})"},
+      {Type::json_schema,
+       "json_schema",
+       Kind::text,
+       {{"schema", "required"}, {"path", "\"\""}},
+       "the answer's JSON (found as `json` finds it), or the value at the JSON pointer `path` in it, is "
+       "valid against `schema`, a [subset of JSON Schema 2020-12](#json-schema-subset) compiled when the "
+       "suite loads; the detail names the first failing place and keyword (`/items/0/qty: 0 is less than "
+       "minimum 1`)",
+       R"({"type": "json_schema", "schema": {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok", "failed"]}}}})"},
+      {Type::script,
+       "script",
+       Kind::text,
+       {{"argv", "required"}, {"timeout", "10"}},
+       "`argv` (no shell), run from the suite directory with the answer on stdin and the case in "
+       "`GATE_CASE` ([Script checks](#script-checks)), exits 0 within `timeout` seconds; its stdout's first "
+       "line is the reason; one that cannot start, times out or is killed is errored; not in agent cases",
+       R"({"type": "script", "argv": ["python3", "grade.py"], "timeout": 10})"},
   };
   return k_types;
 }

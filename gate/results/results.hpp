@@ -26,8 +26,9 @@ struct CheckResult {
   std::string label;
   bool passed = false;
   std::string detail;
-  // llm_judge only: the judge's reason, for a pass too (redacted, at most
-  // 500 bytes); `passed` is its verdict. Empty for other checks.
+  // llm_judge: the judge's reason (redacted, at most 500 bytes); script:
+  // its stdout's first line (redacted, escaped, at most 200 bytes); for a
+  // pass too. Empty for other checks.
   std::string reason = {};
 };
 

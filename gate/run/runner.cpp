@@ -15,6 +15,7 @@
 #include <gate/replay/policy.hpp>
 #include <gate/report/report.hpp>
 #include <gate/run/request.hpp>
+#include <gate/run/script.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/parallel.hpp>
 #include <gate/util/redact.hpp>
@@ -74,6 +75,7 @@ struct Shared {
   std::once_flag workers_told{}; // the client learns the worker count once
   agent::Tap* tap = nullptr;     // set when a selected case is an agent case
   metrics::Pricing pricing{};    // gate.yaml's, for the cost check
+  ScriptSetup scripts{};         // where script checks run
 
   // The one client of the whole execute(): model tasks and the agents'
   // proxied calls share its retries and rate limiter. May throw Error.
@@ -303,6 +305,10 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   const results::Route& route = run.route.empty() ? sh.route : run.route;
   if (const auto model = route.find("model"); model != route.end())
     seen.cost_usd = metrics::run_cost(run, model->second, sh.pricing);
+  const check::ScriptRunner scripts = [&](const check::Check& chk, std::string_view answer) {
+    return run_script(chk, answer, c, replica, sh.scripts);
+  };
+  seen.script = &scripts;
   for (const auto& chk : c.checks) {
     check::Result r = chk.type == check::Type::llm_judge ? judge(sh, c, chk, replica, reply.text, run)
                                                          : check::evaluate(chk, seen);
@@ -451,6 +457,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
   sh.route_text = route_json(sh.route);
   if (!cfg.pricing.empty())
     sh.pricing = report::pricing_from_json(json::parse_strict(cfg.pricing, "pricing"), cfg.file.string());
+  sh.scripts = {.suite = in.suite, .config = in.config, .env = in.env, .stop = in.stop};
   // Every request is built and hashed before the first run, on every core:
   // for a large suite this was a serial stretch as long as a third of the
   // replay itself.

@@ -14,6 +14,15 @@ namespace gate::suite {
 
 namespace {
 
+// A script check, alone, inside a group or a `stdout` check: it grades a model's answer and
+// runs from the suite directory, so an agent case cannot hold one.
+bool holds_script(const check::Check& c) {
+  if (c.type == check::Type::script || (c.inner && holds_script(*c.inner))) return true;
+  for (const auto& child : c.children)
+    if (holds_script(child)) return true;
+  return false;
+}
+
 constexpr std::string_view k_bom = "\xEF\xBB\xBF";
 
 constexpr std::array<std::string_view, 13> k_case_keys = {
@@ -211,8 +220,10 @@ struct LineParser {
       fail("\"vars\" is for plain cases (prompt templates); an agent case takes \"input\"");
     if (c.input.size() != 1 || c.input.front().role != "user" || obj.contains("system"))
       fail("an agent case's \"input\" must be a string (given to the command on stdin or in a file)");
-    for (const auto& chk : c.checks)
+    for (const auto& chk : c.checks) {
       if (chk.type == check::Type::llm_judge) fail("check \"llm_judge\" is not available for agent cases");
+      if (holds_script(chk)) fail("check \"script\" is not available for agent cases (use \"command\")");
+    }
     c.agent = parse_agent(own != nullptr ? &own->get_object() : nullptr, at, agent_ctx);
   }
 };

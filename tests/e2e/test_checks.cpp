@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <functional>
 
 #include "harness.hpp"
 #include "tests/support/fake_upstream.hpp"
@@ -26,6 +27,32 @@ std::map<std::string, bool> outcomes(const boost::json::value& report) {
     }
   }
   return out;
+}
+
+// Creates the suite from dir/cases.jsonl (after `prepare`, which may add
+// files to it), records every answer from `upstream`, then replays offline
+// with no key: the two reports, after checking that the replay made no call
+// and exited as the recording did.
+std::pair<boost::json::value, boost::json::value>
+record_then_replay(const fs::path& dir, gate::testing::FakeUpstream& upstream, std::size_t calls,
+                   const std::string& yaml_extra = "", const std::function<void()>& prepare = {}) {
+  Result created = run_gate({"suite", "create", "suite", "--name", "checks", "--from", "cases.jsonl"}, dir);
+  INFO(created.out << created.err);
+  REQUIRE(created.exit_code == 0);
+  if (prepare) prepare();
+  spit(dir / "gate.yaml", "suite:\n  path: suite\nmodel:\n  base_url: " + upstream.base_url() +
+                              "\n  name: m\nruns: 1\ncache:\n  dir: cache\n" + yaml_extra);
+  Result rec =
+      run_gate({"run", "--config", "gate.yaml", "--out", "rec", "--quiet"}, dir, {{"OPENAI_API_KEY", "k"}});
+  INFO(rec.out << rec.err);
+  REQUIRE(fs::exists(dir / "rec" / "report.json"));
+  CHECK(upstream.requests() == calls);
+  Result rep = run_gate({"run", "--config", "gate.yaml", "--out", "rep", "--quiet", "--mode", "replay-only"},
+                        dir, {{"OPENAI_API_KEY", ""}});
+  INFO(rep.out << rep.err);
+  CHECK(rep.exit_code == rec.exit_code);
+  CHECK(upstream.requests() == calls); // all replayed
+  return {read_json(dir / "rec" / "report.json"), read_json(dir / "rep" / "report.json")};
 }
 
 } // namespace
@@ -57,18 +84,7 @@ TEST_CASE("checks on tool calls, finish reasons, similarity and refusals: record
       R"({"id": "essay", "input": "Write an essay.", "checks": [{"not": {"type": "refusal"}}, )"
       R"({"type": "finish_reason", "not": "length"}]})"
       "\n");
-  Result created = run_gate({"suite", "create", "suite", "--name", "checks", "--from", "cases.jsonl"}, dir);
-  INFO(created.out << created.err);
-  REQUIRE(created.exit_code == 0);
-  spit(dir / "gate.yaml", "suite:\n  path: suite\nmodel:\n  base_url: " + upstream.base_url() +
-                              "\n  name: m\nruns: 1\ncache:\n  dir: cache\n");
-
-  Result rec =
-      run_gate({"run", "--config", "gate.yaml", "--out", "rec", "--quiet"}, dir, {{"OPENAI_API_KEY", "k"}});
-  INFO(rec.out << rec.err);
-  REQUIRE(fs::exists(dir / "rec" / "report.json"));
-  CHECK(upstream.requests() == 3);
-  const auto a = read_json(dir / "rec" / "report.json");
+  const auto [a, b] = record_then_replay(dir, upstream, 3);
   const std::map<std::string, bool> want = {
       {"weather", true},
       {"weather tool_called", true},
@@ -90,11 +106,85 @@ TEST_CASE("checks on tool calls, finish reasons, similarity and refusals: record
   CHECK(outcomes(a) == want);
   // The model task's tool calls feed the trajectory numbers, as an agent's do.
   CHECK(a.at("stats").at("trajectory_inconsistency_pp").is_number());
+  CHECK(outcomes(b) == want); // latency_ms included
+}
 
-  Result rep = run_gate({"run", "--config", "gate.yaml", "--out", "rep", "--quiet", "--mode", "replay-only"},
-                        dir, {{"OPENAI_API_KEY", ""}});
-  INFO(rep.out << rep.err);
-  CHECK(rep.exit_code == rec.exit_code);
-  CHECK(upstream.requests() == 3); // all replayed, latency_ms included
-  CHECK(outcomes(read_json(dir / "rep" / "report.json")) == want);
+namespace {
+
+// Each run's checks as label → detail, and label → reason where there is one.
+std::map<std::string, std::string> details(const boost::json::value& report) {
+  std::map<std::string, std::string> out;
+  for (const auto& t : report.at("tasks").as_array()) {
+    const std::string id(t.at("id").as_string());
+    for (const auto& r : t.at("runs").as_array())
+      for (const auto& c : r.at("checks").as_array()) {
+        const std::string label = id + " " + std::string(c.at("label").as_string());
+        out[label] = std::string(c.at("detail").as_string());
+        if (const auto* reason = c.as_object().if_contains("reason"))
+          out[label + " reason"] = std::string(reason->as_string());
+      }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("json_schema and script checks: record, then replay offline with the same details and reasons") {
+  gate::testing::FakeUpstream upstream(gate::testing::parse_script(R"({"rules": [
+    {"match": "order", "answers": ["Here it is:\n```json\n{\"id\": \"A1\", \"items\": [{\"qty\": 0}]}\n```"]},
+    {"match": "sum", "answers": ["5"]}]})"));
+  upstream.start();
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  const std::string schema =
+      R"({"type": "object", "required": ["id", "items"], "properties": {"items": {"type": "array", "items": )"
+      R"({"$ref": "#/$defs/item"}}}, "$defs": {"item": {"properties": {"qty": {"type": "integer", "minimum": 1}}}}})";
+  spit(
+      dir / "cases.jsonl",
+      R"({"id": "order", "input": "Give the order as JSON.", "checks": [)"
+      R"({"type": "json_schema", "schema": )" +
+          schema +
+          R"(}, {"type": "json_schema", "name": "id", "path": "/id", "schema": {"type": "string", "pattern": "^A\\d+$"}}, )"
+          R"({"type": "script", "argv": ["sh", "grade.sh"]}, )"
+          R"({"type": "any_of", "checks": [{"type": "contains", "value": "nope"}, {"type": "script", "argv": ["sh", "grade.sh"]}]}, )"
+          R"({"not": {"type": "json_schema", "schema": {"type": "array"}}}]})"
+          "\n"
+          R"({"id": "sum", "input": "What is the sum of 2 and 2?", "expected": "4", "checks": [{"type": "script", "argv": ["sh", "grade.sh"]}]})"
+          "\n"
+          R"({"id": "broken", "input": "What is the sum of 1 and 1?", "checks": [{"type": "script", "argv": ["./missing.sh"]}]})"
+          "\n");
+  // From the suite directory: compares the answer with the case's expected
+  // (in GATE_CASE), passes the JSON answer.
+  const auto [a, b] = record_then_replay(dir, upstream, 3, "thresholds:\n  max_errored_runs_pct: 100\n", [&] {
+    spit(dir / "suite" / "grade.sh",
+         "answer=$(cat)\n"
+         "case \"$answer\" in *'\"id\"'*) echo \"order of $GATE_TASK_ID looks fine\"; exit 0;; esac\n"
+         "case \"$GATE_CASE\" in *\"\\\"expected\\\":\\\"$answer\\\"\"*) echo ok; exit 0;; esac\n"
+         "echo \"expected 4, got $answer\"; exit 1\n");
+  });
+  const std::map<std::string, bool> want = {
+      {"order", false},
+      {"order json_schema", false},
+      {"order json_schema:id", true},
+      {"order script", true},
+      {"order any_of(contains, script)", true},
+      {"order not(json_schema)", true},
+      {"sum", false},
+      {"sum script", false},
+      {"broken", false},
+      {"broken script", false},
+  };
+  CHECK(outcomes(a) == want);
+  const auto d = details(a);
+  CHECK(d.at("order json_schema") == "/items/0/qty: 0 is less than minimum 1");
+  CHECK(d.at("order script reason") == "order of order looks fine");
+  CHECK(d.at("sum script") ==
+        "expected [\"sh\", \"grade.sh\"] to exit 0; it exited with 1: expected 4, got 5");
+  CHECK(d.at("sum script reason") == "expected 4, got 5");
+  CHECK(d.at("broken script").find("cannot start") != std::string::npos);
+  // The script that could not start is an errored run, not a failed one.
+  for (const auto& t : a.at("tasks").as_array())
+    CHECK((t.at("runs").at(0).at("error").as_string() == "check") == (t.at("id").as_string() == "broken"));
+  CHECK(outcomes(b) == want);
+  CHECK(details(b) == d);
 }

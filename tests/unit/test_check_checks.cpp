@@ -338,7 +338,8 @@ TEST_CASE("parse errors name where and what was expected") {
   CHECK(has(e,
             "unknown check type \"contain\" (known: equals, contains, icontains, not_contains, starts_with, "
             "contains_any, contains_all, regex, json, number, length, llm_judge, any_of, all_of, similar, "
-            "refusal, finish_reason, tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost)"));
+            "refusal, finish_reason, tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, "
+            "json_schema, script)"));
   CHECK(has(parse_error(R"({"type":"contains","value":"x","ignore_case":true})"),
             "check \"contains\": unknown field \"ignore_case\" (expected: type, name, value)"));
   CHECK(has(parse_error(R"({"type":"equals","value":"x","trim":"yes"})"),

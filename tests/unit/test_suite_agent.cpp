@@ -108,6 +108,13 @@ TEST_CASE("agent validation errors name file:line and what was expected") {
             "\"agent\" is given but \"kind\" is not \"agent\""));
   CHECK(has(err(agent_line(R"({"command":["a"],)" + ok_rest + "}", R"([{"type":"llm_judge","rubric":"r"}])")),
             "check \"llm_judge\" is not available for agent cases"));
+  // A script check grades a model's answer, also inside a group.
+  CHECK(has(err(agent_line(R"({"command":["a"],)" + ok_rest + "}",
+                           R"([{"not":{"type":"script","argv":["./g"]}}])")),
+            "c.jsonl:1: check \"script\" is not available for agent cases (use \"command\")"));
+  CHECK(has(err(agent_line(R"({"command":["a"],)" + ok_rest + "}",
+                           R"([{"type":"stdout","check":{"type":"script","argv":["./g"]}}])")),
+            "c.jsonl:1: check \"script\" is not available for agent cases (use \"command\")"));
 }
 
 TEST_CASE("agent check paths must stay inside the work copy") {
