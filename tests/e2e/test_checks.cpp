@@ -6,6 +6,8 @@
 #include <boost/json.hpp>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "harness.hpp"
 #include "tests/support/fake_upstream.hpp"
@@ -187,4 +189,63 @@ TEST_CASE("json_schema and script checks: record, then replay offline with the s
     CHECK((t.at("runs").at(0).at("error").as_string() == "check") == (t.at("id").as_string() == "broken"));
   CHECK(outcomes(b) == want);
   CHECK(details(b) == d);
+}
+
+TEST_CASE("fixtures/checks: every check type issue 19 added replays offline from its committed cassette") {
+  TempDir tmp;
+  // No key, and nothing listens at the recorded base URL: all from the cache.
+  Result r = run_gate({"run", "--config", (source_dir() / "fixtures" / "checks" / "gate.yaml").string(), "--out",
+                       (tmp.path() / "out").string(), "--quiet"},
+                      tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("10 of 10 runs replayed; 0 errored") != std::string::npos);
+  const boost::json::value report = read_json(tmp.path() / "out" / "report.json");
+
+  std::set<std::string> types; // from the labels: "any_of(contains, contains)" → any_of
+  for (const auto& [label, passed] : outcomes(report))
+    if (const std::size_t space = label.find(' '); space != std::string::npos)
+      types.insert(label.substr(space + 1, label.find_first_of("(:", space) - space - 1));
+  for (const char* t : {"tool_called", "tool_args", "no_tool_call", "tool_order", "finish_reason", "latency_ms",
+                        "cost", "not", "any_of", "all_of", "similar", "refusal", "json_schema", "script"}) {
+    CAPTURE(t);
+    CHECK(types.count(t) == 1);
+  }
+  const std::map<std::string, bool> want = {
+      {"weather", true},
+      {"weather tool_called", true},
+      {"weather tool_args", true},
+      {"weather tool_order", true},
+      {"weather finish_reason", true},
+      {"weather latency_ms", true},
+      {"weather cost", true},
+      {"capital", true},
+      {"capital similar", true},
+      {"capital refusal", true},
+      {"capital no_tool_call", true},
+      {"capital finish_reason", true},
+      {"capital any_of(contains, contains)", true},
+      {"capital all_of(starts_with, contains)", true},
+      {"capital not(tool_called)", true},
+      {"essay", false},
+      {"essay not(refusal)", true},
+      {"essay finish_reason", false},
+      {"essay cost", false},
+      {"order", false},
+      {"order json_schema", false},
+      {"order json_schema:id", true},
+      {"order script", true},
+      {"order not(json_schema)", true},
+      {"sum", false},
+      {"sum script", false},
+  };
+  CHECK(outcomes(report) == want);
+  const auto d = details(report);
+  CHECK(d.at("order json_schema") == "/items/0/qty: 0 is less than minimum 1");
+  CHECK(d.at("order script reason") == "order of order looks fine");
+  CHECK(d.at("sum script reason") == "expected the case's answer, got 5");
+  CHECK(d.at("essay finish_reason").find("length") != std::string::npos);
+  // The model tasks' tool calls are trajectories, and the pricing table prices every run.
+  CHECK(report.at("stats").at("trajectory_inconsistency_pp").is_number());
+  CHECK(report.at("stats").at("cached_cost_usd").is_number());
 }
