@@ -194,8 +194,8 @@ TEST_CASE("json_schema and script checks: record, then replay offline with the s
 TEST_CASE("fixtures/checks: every check type issue 19 added replays offline from its committed cassette") {
   TempDir tmp;
   // No key, and nothing listens at the recorded base URL: all from the cache.
-  Result r = run_gate({"run", "--config", (source_dir() / "fixtures" / "checks" / "gate.yaml").string(), "--out",
-                       (tmp.path() / "out").string(), "--quiet"},
+  Result r = run_gate({"run", "--config", (source_dir() / "fixtures" / "checks" / "gate.yaml").string(),
+                       "--out", (tmp.path() / "out").string(), "--quiet"},
                       tmp.path());
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
@@ -206,8 +206,9 @@ TEST_CASE("fixtures/checks: every check type issue 19 added replays offline from
   for (const auto& [label, passed] : outcomes(report))
     if (const std::size_t space = label.find(' '); space != std::string::npos)
       types.insert(label.substr(space + 1, label.find_first_of("(:", space) - space - 1));
-  for (const char* t : {"tool_called", "tool_args", "no_tool_call", "tool_order", "finish_reason", "latency_ms",
-                        "cost", "not", "any_of", "all_of", "similar", "refusal", "json_schema", "script"}) {
+  for (const char* t :
+       {"tool_called", "tool_args", "no_tool_call", "tool_order", "finish_reason", "latency_ms", "cost",
+        "not", "any_of", "all_of", "similar", "refusal", "json_schema", "script"}) {
     CAPTURE(t);
     CHECK(types.count(t) == 1);
   }
