@@ -25,6 +25,13 @@ std::optional<double> run_cost(const results::Run& r, const std::string& model, 
   return cost;
 }
 
+std::optional<double> run_cost(const results::Run& r, const results::Route& shared, const Pricing& p) {
+  const results::Route& route = r.route.empty() ? shared : r.route;
+  const auto model = route.find("model");
+  if (model == route.end()) return std::nullopt;
+  return run_cost(r, model->second, p);
+}
+
 namespace detail {
 namespace {
 
@@ -45,11 +52,7 @@ void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
   s.cached_cost_usd = 0.0;
   for (const results::Run& r : t.runs) {
     if (r.errored()) continue;
-    const results::Route& route = r.route.empty() ? o.routes.shared : r.route;
-    const auto model = route.find("model");
-    const std::optional<double> cost =
-        model == route.end() ? std::nullopt : run_cost(r, model->second, o.pricing);
-    add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd, cost);
+    add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd, run_cost(r, o.routes.shared, o.pricing));
   }
 }
 

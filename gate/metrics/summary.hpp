@@ -161,6 +161,9 @@ double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t 
 // usage is unknown, `model` has no row, or it made judge calls with tokens
 // and the judge model has none.
 std::optional<double> run_cost(const results::Run& r, const std::string& model, const Pricing& p);
+// The same at the model of the run's route, or of `shared` (the suite's
+// route) when the run keeps none; absent when neither names a model.
+std::optional<double> run_cost(const results::Run& r, const results::Route& shared, const Pricing& p);
 
 struct Options {
   double token_band_pct = 25.0;

@@ -302,9 +302,7 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   run.passed = true;
   check::Reply seen = check_view(o);
   // Before any judge call adds its tokens: the check prices the model's.
-  const results::Route& route = run.route.empty() ? sh.route : run.route;
-  if (const auto model = route.find("model"); model != route.end())
-    seen.cost_usd = metrics::run_cost(run, model->second, sh.pricing);
+  seen.cost_usd = metrics::run_cost(run, sh.route, sh.pricing);
   const check::ScriptRunner scripts = [&](const check::Check& chk, std::string_view answer) {
     return run_script(chk, answer, c, replica, sh.scripts);
   };
