@@ -156,7 +156,7 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
     if (ts.has_tool_calls) {
       ++with_tool_calls;
       if (!ts.trajectory_consistent) ++trajectory_inconsistent;
-      similarity_sum += ts.trajectory_similarity;
+      similarity_sum += *ts.trajectory_similarity; // present with tool calls
     }
     if (ts.first_divergence) ++s.first_divergence_histogram[*ts.first_divergence];
     s.token_band_outliers =

@@ -35,7 +35,9 @@ struct TaskStats {
   bool has_tool_calls = false;
   // Mean pairwise Jaccard of the runs' SETS of "name:arguments_sha256"; two
   // empty sets are identical (1.0), as is a task with fewer than two runs.
-  double trajectory_similarity = 1.0;
+  // n/a (absent) when no run made a tool call: there is no trajectory to
+  // compare, and 1.0 would read as a perfect score.
+  std::optional<double> trajectory_similarity;
   // Smallest step at which some run's sequence differs from the modal one (the
   // most frequent sequence; ties go to the one that appears first in run
   // order); a shorter sequence differs at its length.

@@ -176,7 +176,7 @@ TaskStats task_stats(const results::Task& t, const Options& o) {
   std::vector<Distinct> distinct = distinct_trajectories(ok);
   s.trajectory_consistent = distinct.size() <= 1;
   s.first_divergence = first_divergence(distinct);
-  s.trajectory_similarity = trajectory_similarity(ok);
+  if (s.has_tool_calls) s.trajectory_similarity = trajectory_similarity(ok);
   if (!t.runs.empty()) {
     const results::Route& route = t.runs.front().route;
     // Equal maps are the rule; only a difference needs the key-by-key look

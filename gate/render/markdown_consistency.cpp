@@ -63,10 +63,11 @@ void divergent_tasks(const report::Report& r, const MarkdownOptions& o, std::str
   for (std::size_t i = 0; i < r.tasks.size(); ++i) {
     const auto& s = r.task_stats[i];
     if (s.trajectory_consistent) continue;
-    rows.push_back("| " + md_cell(truncate_utf8(r.tasks[i].id, k_md_id_bytes)) + " | " +
-                   (s.first_divergence ? std::to_string(*s.first_divergence) : "—") + " | " +
-                   (s.has_tool_calls ? fixed(s.trajectory_similarity, 3) : std::string(k_not_in_data)) +
-                   " | " + (s.route_polluted ? "yes" : "no") + " |\n");
+    rows.push_back(
+        "| " + md_cell(truncate_utf8(r.tasks[i].id, k_md_id_bytes)) + " | " +
+        (s.first_divergence ? std::to_string(*s.first_divergence) : "—") + " | " +
+        (s.trajectory_similarity ? fixed(*s.trajectory_similarity, 3) : std::string(k_not_in_data)) + " | " +
+        (s.route_polluted ? "yes" : "no") + " |\n");
   }
   if (rows.empty()) return;
   out += "| Task | First divergence | Trajectory similarity | Route-polluted |\n|---|---:|---:|---|\n";

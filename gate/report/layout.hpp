@@ -204,7 +204,7 @@ template <> struct Description<metrics::TaskStats> {
       field<Flag>("outcome_consistent", &S::outcome_consistent),
       field<Flag>("answer_consistent", &S::answer_consistent),
       field<Flag>("trajectory_consistent", &S::trajectory_consistent),
-      field<Number>("trajectory_similarity", &S::trajectory_similarity),
+      field<OrNull<Number>>("trajectory_similarity", &S::trajectory_similarity),
       field<OrNull<Count>>("first_divergence", &S::first_divergence),
       field<Flag>("route_polluted", &S::route_polluted),
       field<ArrayOf<Text>>("route_diff", &S::route_diff),

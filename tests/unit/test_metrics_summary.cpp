@@ -91,8 +91,8 @@ TEST_CASE("a task whose runs all errored") {
   CHECK(s.rate == 0.0);
   CHECK(s.pass_at_k.empty());
   CHECK(s.outcome_consistent);
-  CHECK(s.answer_consistent); // only non-errored answers are compared
-  CHECK(s.trajectory_similarity == 1.0);
+  CHECK(s.answer_consistent);           // only non-errored answers are compared
+  CHECK_FALSE(s.trajectory_similarity); // no tool calls: n/a
   // Success sees only the live task: 2 of 2.
   CHECK(c.suite.overall.tasks == 1);
   CHECK(c.suite.overall.runs == 2);
@@ -285,7 +285,8 @@ TEST_CASE("calls differ by argument hash, not only by name") {
 TEST_CASE("plain tasks without tool calls are trajectory-consistent") {
   TaskStats s = task_stats(task("t", {true, false, true}), {});
   CHECK(s.trajectory_consistent);
-  CHECK(s.trajectory_similarity == 1.0); // two empty sets are identical
+  // No run made a tool call: nothing to compare, so n/a (null), not 1.0.
+  CHECK_FALSE(s.trajectory_similarity.has_value());
   CHECK_FALSE(s.first_divergence.has_value());
 }
 

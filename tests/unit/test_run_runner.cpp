@@ -317,7 +317,7 @@ TEST_CASE("a model task's tool calls are its runs' trajectory: the consistency n
   CHECK_FALSE(add.trajectory_consistent);
   // Sets {search:a}, {search:a} (the same canonical arguments), {search:b,
   // fetch}: Jaccard 1, 0, 0 over the three pairs, mean 1/3.
-  CHECK(add.trajectory_similarity == doctest::Approx(1.0 / 3.0));
+  CHECK(add.trajectory_similarity.value() == doctest::Approx(1.0 / 3.0));
   CHECK(add.first_divergence == 0); // the modal sequence [search:a] differs at step 0
   CHECK_FALSE(r.task_stats[1].has_tool_calls);
   // Over the one task with tool calls: 1 of 1 inconsistent.
