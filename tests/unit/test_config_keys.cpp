@@ -204,3 +204,39 @@ TEST_CASE("every gate.yaml recipe in docs/config.md \"Providers\" loads") {
   CHECK(loaded[3].model.api_key_env == ""); // no key
   CHECK(loaded[3].model.base_url == "http://127.0.0.1:11434/v1");
 }
+
+TEST_CASE("docs/config.md \"Errors\": each example is what gate says for such a file") {
+  // The docs' examples went stale once (the model keys grew); each is now
+  // produced from a file that makes it, so they stay what gate prints.
+  const std::string text = doc_section("docs/config.md", "## Errors");
+  const std::size_t open = text.find("```\n");
+  REQUIRE(open != std::string::npos);
+  const std::size_t close = text.find("```", open + 4);
+  REQUIRE(close != std::string::npos);
+  std::vector<std::string> documented;
+  std::istringstream lines(text.substr(open + 4, close - open - 4));
+  for (std::string line; std::getline(lines, line);)
+    documented.push_back(line);
+  const std::vector<std::string> files = {
+      "suite:\n  path: s\nmodel:\n  nmae: gpt-4.1\n",
+      "suite: {path: s}\nruns: 3\nmodel:\n  name: m\n  seed: 1\nconcurrency: 2\nruns: 5\n",
+      "suite:\n  path: s\nruns: 0\n",
+      "suite:\n  path: s\nmodel:\n  name: m\n  temperature: hot\n",
+      "suite:\n\tpath: s\n",
+  };
+  REQUIRE(documented.size() == files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    Scratch s;
+    const fs::path file = s.write("gate.yaml", files[i]);
+    std::string message;
+    try {
+      load(file);
+    } catch (const gate::Error& e) {
+      message = e.what();
+      CHECK(e.code() == gate::Exit::bad_input);
+    }
+    const std::string prefix = file.string() + ":";
+    REQUIRE_MESSAGE(message.starts_with(prefix), "file " << i << ": " << message);
+    CHECK(("gate.yaml:" + message.substr(prefix.size())) == documented[i]);
+  }
+}
