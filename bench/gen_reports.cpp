@@ -56,7 +56,7 @@ results::Run make_run(const suite::Case& c, const TaskText& t, const run::Prepar
   for (const auto& chk : c.checks) {
     check::Result r = check::evaluate(chk, answer);
     run.passed = run.passed && r.passed;
-    run.checks.push_back({r.label, r.passed, r.detail, ""});
+    run.checks.push_back({r.label, r.passed, r.detail});
   }
   if (run.passed != replica_passes(i, replica, world))
     throw Error(Exit::bad_input, "bench content is inconsistent: task " + t.id + " run " +

@@ -152,7 +152,7 @@ JobResult run_job(const Job& job, results::Run& out) {
         for (const auto& chk : c.checks) {
           check::Result r = evaluate(chk, ctx);
           out.passed = out.passed && r.passed;
-          out.checks.push_back({r.label, r.passed, r.detail, ""});
+          out.checks.push_back({r.label, r.passed, r.detail});
           if (r.errored) {
             out.error = "check";
             out.error_message = redact(r.label + ": " + r.detail);

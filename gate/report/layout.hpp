@@ -13,6 +13,8 @@ namespace gate::report::detail {
 // Agent fields are optional as a group: the first one read creates it.
 inline results::AgentRun& agent_of(results::Run& r) { return r.agent ? *r.agent : r.agent.emplace(); }
 inline const results::AgentRun& agent_of(const results::Run& r) { return *r.agent; }
+inline std::string& reason_of(results::CheckResult& c) { return c.reason ? *c.reason : c.reason.emplace(); }
+inline const std::string& reason_of(const results::CheckResult& c) { return *c.reason; }
 
 // A Custom field that its owner writes only sometimes (it decides when).
 struct Sometimes {
@@ -51,8 +53,9 @@ template <> struct Description<results::CheckResult> {
       field<Text>("label", &results::CheckResult::label),
       field<Flag>("passed", &results::CheckResult::passed),
       field<Text>("detail", &results::CheckResult::detail),
-      field<Text>("reason", &results::CheckResult::reason,
-                  [](const results::CheckResult& c) { return !c.reason.empty(); }),
+      field_via<Text>(
+          "reason", [](auto& c) -> auto& { return reason_of(c); },
+          [](const results::CheckResult& c) { return c.reason && !c.reason->empty(); }),
   };
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gate/util/boxed.hpp>
@@ -28,9 +29,23 @@ struct CheckResult {
   std::string detail;
   // llm_judge: the judge's reason (redacted, at most 500 bytes); script:
   // its stdout's first line (redacted, escaped, at most 200 bytes); for a
-  // pass too. Empty for other checks.
-  std::string reason = {};
+  // pass too. Absent for other checks, and boxed: a 100,000-task report
+  // holds a million checks, nearly all without one (set it with
+  // set_reason, which keeps an empty reason absent).
+  Boxed<std::string> reason = {};
 };
+
+inline void set_reason(CheckResult& c, std::string text) {
+  if (text.empty())
+    c.reason.reset();
+  else
+    c.reason = std::move(text);
+}
+inline CheckResult check_result(std::string label, bool passed, std::string detail, std::string reason) {
+  CheckResult c{std::move(label), passed, std::move(detail)};
+  set_reason(c, std::move(reason));
+  return c;
+}
 
 struct ToolCall {
   std::string name;

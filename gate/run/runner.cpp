@@ -285,7 +285,7 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
     run.tool_calls.push_back({tc.name, tc.arguments_sha256});
   if (reply.bucket == model::Bucket::context_length) {
     // A prompt that does not fit is the agent's failure, not infrastructure.
-    run.checks.push_back({"context_length", false, reply.error, ""});
+    run.checks.push_back({"context_length", false, reply.error});
     run.passed = false;
     return;
   }
@@ -311,7 +311,7 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
     check::Result r = chk.type == check::Type::llm_judge ? judge(sh, c, chk, replica, reply.text, run)
                                                          : check::evaluate(chk, seen);
     run.passed = run.passed && r.passed;
-    run.checks.push_back({r.label, r.passed, r.detail, r.reason});
+    run.checks.push_back(results::check_result(r.label, r.passed, r.detail, r.reason));
     if (r.errored) {
       // A check that could not be evaluated says nothing about the agent.
       run.error = "check";

@@ -29,7 +29,7 @@ inline Run run(int index, bool passed) {
   r.passed = passed;
   r.answer = passed ? "Paris" : "Lyon";
   r.answer_sha256 = r.answer + "#" + std::to_string(++drawn);
-  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris", ""});
+  if (!passed) r.checks.push_back({"contains Paris", false, "answer lacked Paris"});
   r.prompt_tokens = 100;
   r.completion_tokens = 20;
   r.latency_ms = 100;

@@ -30,7 +30,7 @@ results::Run run(int index, bool passed, const std::string& answer) {
   r.index = index;
   r.passed = passed;
   r.answer = answer;
-  r.checks = {{"contains 42", passed, passed ? "" : "got " + k_img, ""}};
+  r.checks = {{"contains 42", passed, passed ? "" : "got " + k_img}};
   r.prompt_tokens = 100 + index;
   r.completion_tokens = 20;
   r.latency_ms = 250.5;

@@ -20,7 +20,7 @@ results::Run run(int index, bool passed, const std::string& answer, double laten
   r.index = index;
   r.passed = passed;
   r.answer = answer;
-  r.checks = {{"mentions Paris", passed, passed ? "" : "got Lyon", ""}};
+  r.checks = {{"mentions Paris", passed, passed ? "" : "got Lyon"}};
   r.latency_ms = latency_ms;
   r.route = {{"model", "m-1"}, {"temperature", "0"}};
   return r;
@@ -297,7 +297,7 @@ TEST_CASE("10,000 failing tasks with hostile text stay under 1 MiB, with an expl
       run.answer = hostile;
       run.checks = {};
       for (int c = 0; c < 8; ++c)
-        run.checks.push_back({std::to_string(c) + hostile, false, hostile, ""});
+        run.checks.push_back({std::to_string(c) + hostile, false, hostile});
     }
     r.tasks.push_back(t);
     r.task_stats.push_back(stats);

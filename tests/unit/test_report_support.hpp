@@ -20,7 +20,7 @@ inline results::Run make_run(int index, bool passed, std::int64_t prompt, std::i
   results::Run r;
   r.index = index;
   r.passed = passed;
-  r.checks = {{"contains \"Paris\"", passed, passed ? "" : "answer lacks \"Paris\"\nline 2", ""}};
+  r.checks = {{"contains \"Paris\"", passed, passed ? "" : "answer lacks \"Paris\"\nline 2"}};
   r.answer = passed ? "Paris" : "Lyon, I think";
   r.answer_sha256 = std::string(64, passed ? 'a' : 'b');
   r.prompt_tokens = prompt;
