@@ -223,10 +223,28 @@ TEST_CASE("two runners share one nginx cache; a flipped byte there is a miss, ne
   Result unset = run(d, "out", "");
   CHECK(unset.err.find("HTTP 401 (no token sent: $" + k_token_var + " is not set)") != std::string::npos);
 
+  // An answer rewritten on the server with its checksum recomputed
+  // verifies; --trusted-cache holds it to the trusted copy as a local hit.
+  const fs::path rewritten = shared[7];
+  const std::string line = slurp(rewritten);
+  const std::size_t content = line.find("\\\"content\\\":\\\"");
+  REQUIRE(content != std::string::npos);
+  const std::string from = line.substr(content, 17);
+  rewrite_answer(rewritten, from, from.substr(0, 14) + "Zzz");
+  fs::path t = runner(tmp.path() / "t", nowhere(), "replay-only", nginx.url());
+  Result tampered = run_gate({"run", "--config", t.string(), "--quiet", "--out", "out", "--filter", "math-*",
+                              "--trusted-cache", (tmp.path() / "a" / "demo" / "cache").string()},
+                             tmp.path() / "t", {{k_token_var, k_token}});
+  INFO(tampered.out << tampered.err);
+  CHECK(tampered.exit_code == 2);
+  const std::string tkey = rewritten.stem().string();
+  CHECK(tampered.err.find("1 replayed cache entry differs from the trusted cache") != std::string::npos);
+  CHECK(tampered.err.find(tkey.substr(0, 2) + "/" + tkey + ".entry (task \"") != std::string::npos);
+
   std::string printed;
-  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset})
+  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset, &tampered})
     printed += r->out + r->err;
-  for (const char* dir : {"a", "b", "c", "d"})
+  for (const char* dir : {"a", "b", "c", "d", "t"})
     CHECK(no_canary_in(tmp.path() / dir, printed, k_token));
   CHECK(nginx.access_log().find(k_token) == std::string::npos);
 }
