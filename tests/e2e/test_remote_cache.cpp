@@ -223,6 +223,17 @@ TEST_CASE("two runners share one nginx cache; a flipped byte there is a miss, ne
   Result unset = run(d, "out", "");
   CHECK(unset.err.find("HTTP 401 (no token sent: $" + k_token_var + " is not set)") != std::string::npos);
 
+  // gate doctor reads a missing entry: answered with the token, refused without.
+  Result doctor = run_gate({"doctor", "--config", d.string()}, tmp.path() / "d", {{k_token_var, k_token}});
+  CHECK(doctor.out.find("ok    cache      cache.remote " + nginx.url() + " answers a GET") !=
+        std::string::npos);
+  Result doctor_refused =
+      run_gate({"doctor", "--config", d.string()}, tmp.path() / "d", {{k_token_var, "not-the-token"}});
+  CHECK(doctor_refused.out.find("FAIL  cache      cache.remote " + nginx.url() + ": GET 00/" +
+                                std::string(64, '0') + ".entry: HTTP 401 (the token from $" + k_token_var +
+                                " was refused)") != std::string::npos);
+  CHECK(doctor_refused.exit_code == 3);
+
   // An answer rewritten on the server with its checksum recomputed
   // verifies; --trusted-cache holds it to the trusted copy as a local hit.
   const fs::path rewritten = shared[7];
@@ -242,7 +253,7 @@ TEST_CASE("two runners share one nginx cache; a flipped byte there is a miss, ne
   CHECK(tampered.err.find(tkey.substr(0, 2) + "/" + tkey + ".entry (task \"") != std::string::npos);
 
   std::string printed;
-  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset, &tampered})
+  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset, &doctor, &tampered})
     printed += r->out + r->err;
   for (const char* dir : {"a", "b", "c", "d", "t"})
     CHECK(no_canary_in(tmp.path() / dir, printed, k_token));
