@@ -15,11 +15,14 @@
 #include <gate/cache/remote.hpp>
 #include <gate/cache/store.hpp>
 #include <gate/cli/remote_cache.hpp>
+#include <gate/proxy/server.hpp>
 #include <gate/replay/policy.hpp>
 #include <gate/util/environment.hpp>
 #include <gate/util/error.hpp>
 
+#include "../support/fake_upstream.hpp"
 #include "../support/temp_dir.hpp"
+#include "fake_model_client.hpp"
 
 namespace fs = std::filesystem;
 using gate::cache::RemoteReply;
@@ -221,6 +224,41 @@ TEST_CASE("a remote hit is held to the trusted cache exactly as a local one") {
   fs::remove(trusted.path_for(e.key));
   trusted.put(e);
   CHECK(gate::replay::trust_of(trusted, e.key, d.bytes) == gate::replay::Trust::same);
+}
+
+TEST_CASE("gate proxy (and so the agents' tap) shares the remote: one proxy records, another replays it") {
+  gate::testing::FakeUpstream upstream(gate::testing::Script{});
+  upstream.start();
+  auto f = std::make_unique<FakeRemote>();
+  FakeRemote* fake = f.get();
+  auto remote = std::make_shared<gate::cache::Remote>(std::move(f));
+  const std::string body = R"({"messages":[{"content":"what is 2+2?","role":"user"}],"model":"m"})";
+  auto ask = [&](const fs::path& dir, gate::config::CacheMode mode, const gate::cache::Store* trusted,
+                 gate::replay::Trust* trust) {
+    gate::config::Config cfg = gate::testing::fake_client_config(dir, mode, 1);
+    cfg.model.base_url = upstream.base_url();
+    cfg.model.api_key_env = "";
+    gate::proxy::Server server(cfg, gate::environment_of({}));
+    server.remote(remote);
+    server.trust(trusted);
+    server.observe([&](const gate::proxy::Observation& o) { *trust = o.trust; });
+    return server.handle("POST", "/t/add/r/0/chat/completions", "127.0.0.1:0", {}, body);
+  };
+  gate::testing::TempDir a, b, trusted_dir;
+  gate::replay::Trust trust = gate::replay::Trust::same;
+  const gate::proxy::Reply recorded = ask(a.path(), gate::config::CacheMode::replay, nullptr, &trust);
+  REQUIRE(recorded.status == 200);
+  CHECK(upstream.requests() == 1);
+  REQUIRE(fake->entries.size() == 1);
+
+  gate::cache::Store trusted(trusted_dir.path());
+  const gate::proxy::Reply replayed = ask(b.path(), gate::config::CacheMode::replay_only, &trusted, &trust);
+  CHECK(replayed.status == 200);
+  CHECK(replayed.body == recorded.body);
+  CHECK(upstream.requests() == 1);
+  CHECK(trust == gate::replay::Trust::absent); // held to the trusted cache like a local hit
+  CHECK(remote->counts().hits == 1);
+  CHECK(remote->counts().puts == 1);
 }
 
 TEST_CASE("cache.remote over HTTP: a server that is not there is one failure whose text holds no token") {
