@@ -44,6 +44,8 @@ public:
   // Holds the agents' cached answers to `trusted` too (proxy::Server::trust);
   // before start().
   void trust(const cache::Store* trusted) { proxy_.trust(trusted); }
+  // The runner's remote cache level (proxy::Server::remote); before start().
+  void remote(std::shared_ptr<cache::Remote> r) { proxy_.remote(std::move(r)); }
   void stop();
   unsigned short port() const { return proxy_.port(); }
 

@@ -379,8 +379,7 @@ fs::path Store::path_for(const std::string& key) const {
 // descriptor with symlinks refused by the kernel, then fstat and read. No
 // path text is built unless something is wrong; whatever the one-call open
 // rejects is looked at again by get_by_path() for the exact reason.
-Lookup Store::get(const std::string& key) const {
-  check_key(key);
+Lookup Store::get_local(const std::string& key) const {
   if (g_no_openat2.load(std::memory_order_relaxed)) return get_by_path(root_, key);
   std::shared_ptr<const int> rootfd = shared_root_fd(dirs_mutex_, root_fd_, root_);
   if (!rootfd) return get_by_path(root_, key);
@@ -411,7 +410,29 @@ Lookup Store::get(const std::string& key) const {
   return out;
 }
 
-void Store::make_shard_dir(const std::string& key) {
+Lookup Store::get(const std::string& key) const {
+  check_key(key);
+  Lookup local = get_local(key);
+  if (local.entry || !remote_) return local;
+  Remote::Got got = remote_->get(key);
+  if (!got.entry) {
+    if (!got.rejected.empty())
+      local.corrupt_reason += (local.corrupt_reason.empty() ? "" : "; ") + got.rejected;
+    return local;
+  }
+  Lookup out;
+  // A corrupt local file is replaced by the verified remote one.
+  try {
+    write_local(key, got.bytes);
+  } catch (const Error& e) {
+    out.local_write_error = e.what();
+  }
+  out.entry = std::move(got.entry);
+  out.bytes = std::move(got.bytes);
+  return out;
+}
+
+void Store::make_shard_dir(const std::string& key) const {
   std::lock_guard lock(dirs_mutex_);
   std::size_t index = shard_index(key);
   if (dir_made_[index]) return;
@@ -439,12 +460,10 @@ void Store::make_shard_dir(const std::string& key) {
   dir_made_[index] = true;
 }
 
-void Store::put(const Entry& e) {
-  check_key(e.key);
-  const std::string bytes = encode(e);
-  const fs::path target = path_for(e.key);
+void Store::write_local(const std::string& key, std::string_view bytes) const {
+  const fs::path target = path_for(key);
   for (int attempt = 0;; ++attempt) {
-    make_shard_dir(e.key);
+    make_shard_dir(key);
     try {
       write_file_atomically(target, bytes, StaleTemps::keep);
       return;
@@ -458,6 +477,13 @@ void Store::put(const Entry& e) {
       root_made_ = false;
     }
   }
+}
+
+void Store::put(const Entry& e) {
+  check_key(e.key);
+  const std::string bytes = encode(e);
+  write_local(e.key, bytes);
+  if (remote_) remote_->put(e.key, bytes);
 }
 
 bool Store::remove(const std::string& key) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gate/cache/entry.hpp>
+#include <gate/cache/remote.hpp>
 
 namespace gate::cache {
 
@@ -48,6 +49,9 @@ struct Lookup {
   std::optional<Entry> entry; // a verified hit
   std::string bytes;          // its file's bytes, for the comparison with a trusted cache
   std::string corrupt_reason; // set when a file existed but was rejected (a miss with a warning)
+  // A remote hit that could not be written to the local directory (it is
+  // served all the same): why.
+  std::string local_write_error;
 };
 
 struct Stats {
@@ -70,11 +74,22 @@ public:
 
   // A missing entry is a plain miss; a rejected one (corrupt, truncated,
   // symlinked, not a regular file) is a miss with corrupt_reason set to
-  // "<path>: <reason>". Never throws for what it finds on disk.
+  // "<path>: <reason>". Never throws for what it finds on disk. With a
+  // remote, what the directory does not hold validly is asked of it: a
+  // verified remote entry is the hit (its exact bytes, written to the
+  // directory too); one that fails verification is a miss, never served
+  // nor written, its reason in corrupt_reason ("<url>/<path>: <reason>").
   Lookup get(const std::string& key) const;
   // Writes atomically; throws Error(cannot_run) naming the path when the
-  // directory is not writable, is a symlink, or the disk is full.
+  // directory is not writable, is a symlink, or the disk is full. With a
+  // remote, the written entry is then stored there as well (a failure
+  // there is the remote's to count, never thrown).
   void put(const Entry& e);
+
+  // The second level behind this directory (`cache.remote`); null = none.
+  // Set before the store is shared between threads.
+  void set_remote(std::shared_ptr<Remote> remote) { remote_ = std::move(remote); }
+  const std::shared_ptr<Remote>& remote() const { return remote_; }
   // Removes one entry; false when there was none. A symlinked shard
   // directory is never entered (false).
   bool remove(const std::string& key);
@@ -104,11 +119,14 @@ public:
   std::filesystem::path path_for(const std::string& key) const;
 
 private:
-  void make_shard_dir(const std::string& key);
+  Lookup get_local(const std::string& key) const;
+  void make_shard_dir(const std::string& key) const;
+  void write_local(const std::string& key, std::string_view bytes) const;
 
   std::filesystem::path root_;
+  std::shared_ptr<Remote> remote_;
   mutable std::mutex dirs_mutex_;
-  bool root_made_ = false;             // guarded by dirs_mutex_
+  mutable bool root_made_ = false;     // guarded by dirs_mutex_
   mutable std::vector<bool> dir_made_; // 256 shard dirs created yet? guarded by dirs_mutex_
   // get()'s descriptor of the root, opened on first use; guarded by dirs_mutex_
   mutable std::shared_ptr<const int> root_fd_;

@@ -51,6 +51,7 @@ int cmd_check(const Args& args) {
   // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees
   // which answers came from the branch itself.
   if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
+  if (!run.remote_failure.empty()) v.warnings.push_back(run.remote_failure);
   ConfirmRequest ask{confirm_runs.value_or(run.config.confirm.runs), run.config.confirm.max_calls,
                      confirm_runs.has_value()};
   const int confirm_code = confirm(v, base, *run.report, run, ask, vm.count("quiet") != 0);

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include <gate/cli/common.hpp>
+#include <gate/cli/remote_cache.hpp>
 #include <gate/model/api.hpp>
 #include <gate/net/fetch.hpp>
 #include <gate/net/http_client.hpp>
@@ -307,6 +308,27 @@ void explain_not_found(const config::ModelConfig& m, const Completion& c, const 
              std::to_string(retry.response.status) + "); check model.base_url and model.provider");
 }
 
+// cache.remote: a GET of an entry no run has (key 0…0) must be answered,
+// a 404 normally; a refusal, a 401/403 or a timeout is what a run would
+// meet and turn the remote off for. Writing is not tried.
+bool check_remote_cache(const config::CacheConfig& c) {
+  if (c.remote.empty()) return true;
+  std::shared_ptr<cache::Remote> remote;
+  try {
+    remote = open_remote(c, process_env());
+  } catch (const Error& e) {
+    line("FAIL", "cache", std::string("cache.remote: ") + e.what());
+    return false;
+  }
+  remote->get(std::string(64, '0'));
+  if (remote->counts().failures == 0) {
+    line("ok", "cache", "cache.remote " + remote->where() + " answers a GET (writing is not tried)");
+    return true;
+  }
+  line("FAIL", "cache", "cache.remote " + remote->failure() + "; runs go on without it");
+  return false;
+}
+
 } // namespace
 
 int cmd_doctor(const Args& args) {
@@ -320,6 +342,7 @@ int cmd_doctor(const Args& args) {
   std::cout << "gate doctor: provider " << m.provider << " (" << model::dialect(m) << " API), model "
             << terminal_safe(m.name) << ", base URL " << terminal_safe(m.base_url) << "\n";
   net::Url url = net::parse_url(m.base_url);
+  const bool remote_ok = check_remote_cache(cfg.cache);
 
   KeyState key = check_key(m, url);
   check_azure_form(m);
@@ -349,7 +372,7 @@ int cmd_doctor(const Args& args) {
                                 : ", no usage reported";
     line("ok", "completion",
          "HTTP " + std::to_string(c.response.status) + took + ": \"" + r.text + "\"" + usage);
-    return 0;
+    return remote_ok ? 0 : static_cast<int>(Exit::cannot_run);
   }
   line("FAIL", "completion", model::to_string(r.bucket) + took + ": " + r.error);
   if (r.bucket == model::Bucket::auth && m.api_key_env.empty())

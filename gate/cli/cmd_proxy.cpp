@@ -3,6 +3,7 @@
 #include <thread>
 
 #include <gate/cli/common.hpp>
+#include <gate/cli/remote_cache.hpp>
 #include <gate/cli/signals.hpp>
 #include <gate/proxy/server.hpp>
 #include <gate/util/error.hpp>
@@ -39,6 +40,14 @@ int cmd_proxy(const Args& args) {
   install_stop_handlers();
   proxy::Server server(cfg, process_env());
   server.pace_replays(timing);
+  const std::shared_ptr<cache::Remote> remote = open_remote(cfg.cache, process_env());
+  if (remote) {
+    // The proxy runs until stopped: the failure is said when it happens.
+    remote->on_failure([](const std::string& why) {
+      std::cerr << "gate proxy: warning: " << terminal_safe(remote_failure_text(why)) << "\n";
+    });
+    server.remote(remote);
+  }
   server.start(static_cast<unsigned short>(port), threads);
   std::cout << "listening on http://127.0.0.1:" << server.port() << " (cache "
             << config::to_string(cfg.cache.mode) << ", " << terminal_safe(cfg.cache.dir.string())
@@ -46,6 +55,7 @@ int cmd_proxy(const Args& args) {
   while (!stop_requested())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.stop();
+  if (remote) std::cerr << "gate proxy: " << cache::counts_text(remote->counts()) << "\n";
   return stop_exit_code();
 }
 

@@ -6,6 +6,7 @@
 
 #include <gate/cli/common.hpp>
 #include <gate/cli/progress.hpp>
+#include <gate/cli/remote_cache.hpp>
 #include <gate/cli/run_steps.hpp>
 #include <gate/cli/signals.hpp>
 #include <gate/cli/trusted.hpp>
@@ -188,7 +189,10 @@ RunResult run_from_options(const po::variables_map& vm) {
   }
 
   std::optional<cache::Store> store;
-  if (cfg.cache.mode != config::CacheMode::off) store.emplace(cfg.cache.dir);
+  if (cfg.cache.mode != config::CacheMode::off) {
+    store.emplace(cfg.cache.dir);
+    store->set_remote(open_remote(cfg.cache, process_env()));
+  }
   net::LazyClient client(cfg.model, process_env());
   run::Inputs in;
   in.suite = &s;
@@ -212,6 +216,11 @@ RunResult run_from_options(const po::variables_map& vm) {
   }
   for (const auto& w : outcome.warnings)
     std::cerr << "gate: warning: " << terminal_safe(w) << "\n";
+  if (store && store->remote()) {
+    result.remote_failure = remote_failure_text(store->remote()->failure());
+    if (!result.remote_failure.empty())
+      std::cerr << "gate: warning: " << terminal_safe(result.remote_failure) << "\n";
+  }
   for (const auto& k : outcome.kept_workdirs)
     std::cerr << "gate: kept work copy of " << terminal_safe(k) << "\n";
   // Before the misses: a rewritten answer is the graver finding.
@@ -292,6 +301,7 @@ RunResult run_from_options(const po::variables_map& vm) {
     const std::string when = r.resumed->from_started_at.substr(0, 64);
     summary += "; " + std::to_string(r.resumed->runs) + " resumed from the interrupted run of " + when;
   }
+  if (store && store->remote()) summary += "; " + cache::counts_text(store->remote()->counts());
   std::cout << terminal_safe(summary) << "\nreport: " << terminal_safe(json_path.string()) << "\n";
 
   if (!fatal.empty()) {

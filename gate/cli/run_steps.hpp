@@ -23,6 +23,8 @@ struct RunResult {
   // With --trusted-cache: the warning that lists the replayed answers the
   // trusted cache does not hold, by task ("" when there are none).
   std::string recorded_outside_ci;
+  // With cache.remote: why it was turned off mid-run ("" when it was not).
+  std::string remote_failure;
   // --trusted-cache, for the confirmation runs that may follow.
   std::optional<std::filesystem::path> trusted_cache;
 };

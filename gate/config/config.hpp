@@ -78,6 +78,12 @@ struct CacheConfig {
   CacheMode mode = CacheMode::replay;
   bool mode_set = false;           // false: the default applies (replay-only in CI without a key)
   std::vector<std::string> ignore; // JSON pointers removed from the request before hashing
+  // The shared second level (docs/ci.md "Sharing a cache between runners"):
+  // an http(s) base URL, "" = none; the variable whose value is sent as a
+  // bearer token, "" = none; how long one request to it may take.
+  std::string remote;
+  std::string remote_auth_env;
+  double remote_timeout_s = 5;
 };
 
 struct Thresholds {

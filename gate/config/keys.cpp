@@ -154,6 +154,15 @@ std::string env_name(const Value& v) {
   return ok ? "" : "expected an environment variable name (letters, digits, _), got " + quote_excerpt(*s);
 }
 
+// A key whose "" means none (cache.remote, cache.remote_auth_env): `check`
+// for any other text.
+std::function<std::string(const Value&)> empty_or(std::string (*check)(const Value&)) {
+  return [check](const Value& v) {
+    const std::string* s = as_string(v);
+    return s && s->empty() ? std::string() : check(v);
+  };
+}
+
 // Azure's api-version travels in the query string: a date and an optional
 // "-preview", nothing that would need escaping.
 std::string api_version(const Value& v) {
@@ -274,6 +283,12 @@ std::vector<Row> build_rows() {
   r.back().get = [](const Config& c) { return Value{to_string(c.cache.mode)}; };
   r.push_back(make("cache.ignore", Kind::string_list, "JSON pointers removed from the request before hashing",
       [](auto& c) -> auto& { return c.cache.ignore; }, {.extra = json_pointers}));
+  r.push_back(make("cache.remote", Kind::string, "a cache shared by runners, behind cache.dir: base URL of a server taking GET/PUT of <key[0:2]>/<key>.entry (nginx dav, WebDAV); \"\" or null = none",
+      [](auto& c) -> auto& { return c.cache.remote; }, {.nullable = true, .extra = empty_or(http_url), .reported = false}));
+  r.push_back(make("cache.remote_auth_env", Kind::string, "environment variable whose value cache.remote gets as Authorization: Bearer; \"\" or null = none",
+      [](auto& c) -> auto& { return c.cache.remote_auth_env; }, {.nullable = true, .extra = empty_or(env_name), .reported = false}));
+  r.push_back(make("cache.remote_timeout_s", Kind::number, "seconds one request to cache.remote may take (connecting: at most 2); the first failure turns the remote off for the run",
+      [](auto& c) -> auto& { return c.cache.remote_timeout_s; }, {.range = {0, 600, true}, .reported = false}));
   r.push_back(make("thresholds.max_success_drop_pp", Kind::number, "gate fails when the success rate drops by at least this many pp (and significantly); null = not checked",
       [](auto& c) -> auto& { return c.thresholds.max_success_drop_pp; }, {.nullable = true, .range = k_non_negative}));
   r.push_back(make("thresholds.max_consistency_gap_rise_pp", Kind::number, "gate fails when the consistency gap rises by at least this many pp (and significantly)",

@@ -28,36 +28,66 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
   return {origin, target};
 }
 
-} // namespace
-
-model::ApiResponse fetch(const FetchRequest& r, const Environment& env) {
-  http::verb method = http::string_to_verb(r.method);
-  if (method == http::verb::unknown || method == http::verb::connect)
-    throw_bad_input("fetch: unsupported HTTP method \"" + redact(r.method) + "\"");
-  auto [origin, target] = split_url(r.url);
-  HttpOptions options;
-  double timeout_s = r.timeout_s > 0 ? r.timeout_s : 30.0;
-  detail::Transport transport(origin, r.ca_file, options, settings_from(env), "the request");
-  // The target already holds the whole path: parse_url kept no prefix.
-  detail::Request req = transport.make_request(method, target);
-  for (const auto& [name, value] : r.headers) {
+// One exchange of `req` with the headers and body of a request added.
+model::ApiResponse send(const detail::Transport& transport, detail::Request req, const Headers& headers,
+                        const std::string& body, double timeout_s, const detail::BodySink& sink,
+                        const std::function<bool()>* abandoned) {
+  for (const auto& [name, value] : headers) {
     for (unsigned char c : name + value)
       if (c < 0x20 || c == 0x7f)
         throw_bad_input("fetch: header \"" + redact(name) + "\" holds a control character");
     req.set(name, value);
   }
-  if (!r.body.empty() || method == http::verb::post || method == http::verb::put ||
+  const http::verb method = req.method();
+  if (!body.empty() || method == http::verb::post || method == http::verb::put ||
       method == http::verb::patch) {
-    req.body() = r.body;
+    req.body() = body;
     req.prepare_payload();
   }
   auto start = detail::Mono::now();
-  detail::BodySink sink;
-  if (r.on_body) sink = [&r](int, std::string_view, std::string_view piece) { r.on_body(piece); };
-  detail::Exchange e = transport.exchange(req, detail::after(timeout_s), timeout_s, sink,
-                                          r.abandoned ? &r.abandoned : nullptr);
+  detail::Exchange e = transport.exchange(req, detail::after(timeout_s), timeout_s, sink, abandoned);
   double latency_ms = std::chrono::duration<double, std::milli>(detail::Mono::now() - start).count();
   return detail::to_response(std::move(e), latency_ms);
+}
+
+http::verb verb_of(const std::string& method) {
+  http::verb v = http::string_to_verb(method);
+  if (v == http::verb::unknown || v == http::verb::connect)
+    throw_bad_input("fetch: unsupported HTTP method \"" + redact(method) + "\"");
+  return v;
+}
+
+} // namespace
+
+model::ApiResponse fetch(const FetchRequest& r, const Environment& env) {
+  http::verb method = verb_of(r.method);
+  auto [origin, target] = split_url(r.url);
+  HttpOptions options;
+  double timeout_s = r.timeout_s > 0 ? r.timeout_s : 30.0;
+  detail::Transport transport(origin, r.ca_file, options, settings_from(env), "the request");
+  // The target already holds the whole path: parse_url kept no prefix.
+  detail::BodySink sink;
+  if (r.on_body) sink = [&r](int, std::string_view, std::string_view piece) { r.on_body(piece); };
+  return send(transport, transport.make_request(method, target), r.headers, r.body, timeout_s, sink,
+              r.abandoned ? &r.abandoned : nullptr);
+}
+
+Origin::Origin(const std::string& base_url, const Environment& env, Timeouts timeouts,
+               const std::string& what_travels)
+    : timeouts_(timeouts) {
+  HttpOptions options;
+  options.connect_timeout_s = timeouts.connect_s;
+  options.handshake_timeout_s = timeouts.connect_s;
+  options.read_idle_timeout_s = timeouts.total_s;
+  transport_ = std::make_unique<detail::Transport>(base_url, "", options, settings_from(env), what_travels);
+}
+
+Origin::~Origin() = default;
+
+model::ApiResponse Origin::request(const std::string& method, const std::string& path, const Headers& headers,
+                                   const std::string& body) const {
+  return send(*transport_, transport_->make_request(verb_of(method), path), headers, body, timeouts_.total_s,
+              {}, nullptr);
 }
 
 } // namespace gate::net

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -35,5 +36,37 @@ struct FetchRequest {
 // header values and the body are redacted; register a token sent in `headers` with register_secret() so that
 // an echo of it is redacted too.
 model::ApiResponse fetch(const FetchRequest& r, const Environment& env);
+
+namespace detail {
+class Transport;
+}
+
+// A base URL that many plain requests go to (the shared cache): its
+// transport (TLS context, proxy, connection pool key) is made once, by
+// fetch()'s rules. Thread-safe; each thread keeps its own connection.
+class Origin {
+public:
+  struct Timeouts {
+    double connect_s = 2; // resolve + TCP connect (+ proxy CONNECT, TLS handshake)
+    double total_s = 10;  // the whole request
+  };
+  // `what_travels` names what plain http would expose, for the refusal.
+  // Throws as fetch() does for a bad URL or plain http to a host not allowed.
+  Origin(const std::string& base_url, const Environment& env, Timeouts timeouts,
+         const std::string& what_travels);
+  ~Origin();
+  Origin(const Origin&) = delete;
+  Origin& operator=(const Origin&) = delete;
+
+  // `path` below the base URL's path ("/ab/ab12….entry"), percent-encoded
+  // already; the response as fetch() returns it. Never throws for what the
+  // server or the network does.
+  model::ApiResponse request(const std::string& method, const std::string& path, const Headers& headers,
+                             const std::string& body) const;
+
+private:
+  std::unique_ptr<detail::Transport> transport_;
+  Timeouts timeouts_;
+};
 
 } // namespace gate::net

@@ -75,6 +75,11 @@ public:
   // what it means, as the runner does for model tasks. Set before start().
   void trust(const cache::Store* trusted) { trusted_ = trusted; }
 
+  // The shared second level behind the cache directory (cache.remote),
+  // shared with the caller's store so that one set of counts holds both.
+  // Set before start().
+  void remote(std::shared_ptr<cache::Remote> r) { store_.set_remote(std::move(r)); }
+
   // How answers from the cache are timed (default: at once). Set before start().
   void pace_replays(ReplayTiming t) { timing_ = t; }
 

@@ -15,6 +15,10 @@ Decision look_up(const cache::Store* store, config::CacheMode mode, const std::s
     cache::Lookup found = store->get(key);
     if (!found.corrupt_reason.empty())
       d.warning = "corrupt cache entry treated as a miss: " + found.corrupt_reason;
+    if (!found.local_write_error.empty())
+      d.warning +=
+          std::string(d.warning.empty() ? "" : "; ") +
+          "a remote cache entry was served but not kept in the cache directory: " + found.local_write_error;
     if (found.entry) {
       d.verdict = Verdict::hit;
       d.entry = std::move(found.entry);

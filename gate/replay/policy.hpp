@@ -27,7 +27,9 @@ struct Decision {
   Verdict verdict = Verdict::send;
   std::optional<cache::Entry> entry; // set for a hit
   std::string bytes;                 // a hit's file bytes, for a trusted cache's comparison
-  std::string warning;               // a corrupt entry was found and treated as a miss
+  // A corrupt entry (local, or remote: cache::Store::get) was found and
+  // treated as a miss; or a remote hit could not be kept locally.
+  std::string warning;
 };
 
 // What a run that hit a replay-only miss carries as its error (its bucket in
@@ -35,7 +37,9 @@ struct Decision {
 inline constexpr std::string_view k_miss_error = "cache_miss";
 
 // Replay and replay-only look the key up; record and off never do. A null
-// store is cache mode off.
+// store is cache mode off. A store with a remote (cache.remote) answers from
+// either level: a remote hit is a hit like a local one, with its bytes, so
+// the trusted-cache rule below holds it to the same comparison.
 Decision look_up(const cache::Store* store, config::CacheMode mode, const std::string& key);
 
 // The trusted-cache rule (docs/ci.md, "A committed cache that a pull

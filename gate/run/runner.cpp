@@ -480,6 +480,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     if (in.env == nullptr) throw_cannot_run("agent tasks need gate's environment (run::Inputs::env)");
     tap = std::make_unique<agent::Tap>(cfg, *in.env, [&sh]() -> model::ModelClient& { return sh.client(); });
     tap->trust(in.trusted);
+    if (in.store != nullptr) tap->remote(in.store->remote());
     tap->start();
     sh.tap = tap.get();
   }
