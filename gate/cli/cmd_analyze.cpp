@@ -51,10 +51,12 @@ int cmd_analyze(const Args& args) {
                                                  po::value<std::string>()->default_value(".gate/out"),
                                                  "directory for report.json and report.md")(
       "format", po::value<std::string>()->default_value("auto"),
-      "auto, jsonl, tau-bench or tau2: what the logs are (auto: by their shape)")(
+      "auto, jsonl, tau-bench, tau2, inspect or promptfoo: what the logs are (auto: by their shape)")(
       "map", po::value<std::vector<std::string>>()->composing(),
       "field=path: read a field from another (dotted) path; repeatable")(
       "pass-threshold", po::value<double>(), "a numeric reward at or above this passes (1 always passes)")(
+      "scorer", po::value<std::string>(),
+      "Inspect AI logs: the scorer whose score decides a sample (default: every scorer's must pass)")(
       "suite-name", po::value<std::string>()->default_value(report::k_unnamed_suite),
       "suite name in the report")("suite-version",
                                   po::value<std::string>()->default_value(report::k_unnamed_version),
@@ -67,7 +69,8 @@ int cmd_analyze(const Args& args) {
       "config,c", po::value<std::string>(),
       "redact the key in this gate.yaml's model.api_key_env (default: ./gate.yaml when there is one)")(
       "logs", po::value<std::vector<std::string>>()->multitoken(),
-      "run logs: τ-bench or τ²-bench results, JSON arrays or JSONL; files or globs");
+      "run logs: τ-bench, τ²-bench, Inspect AI (JSON) or promptfoo results, JSON arrays or JSONL; files or "
+      "globs");
   po::positional_options_description pos;
   pos.add("logs", -1);
   po::variables_map vm;
@@ -93,6 +96,10 @@ int cmd_analyze(const Args& args) {
     double t = vm["pass-threshold"].as<double>();
     if (!std::isfinite(t)) throw Error(Exit::bad_input, "--pass-threshold: expected a finite number");
     a.options.pass_threshold = t;
+  }
+  if (vm.count("scorer")) {
+    a.options.scorer = vm["scorer"].as<std::string>();
+    if (a.options.scorer.empty()) throw Error(Exit::bad_input, "--scorer: expected a scorer's name");
   }
   a.metrics.token_band_pct = vm["token-band-pct"].as<double>();
   if (!(a.metrics.token_band_pct >= 0) || !std::isfinite(a.metrics.token_band_pct))

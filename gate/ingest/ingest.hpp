@@ -13,7 +13,8 @@
 // Reading run logs written by another harness (`gate analyze`, docs/analyze.md).
 //
 // Input grammar, one file (--format jsonl; the harness formats are read in
-// harness.cpp and turned into records of this grammar):
+// tau.cpp, inspect.cpp and promptfoo.cpp and turned into records of this
+// grammar):
 //   file    = array | jsonl
 //   array   = "[" record *("," record) "]"        ; one JSON text
 //   jsonl   = *(record? "\n")                      ; one record per line, blank lines skipped
@@ -26,9 +27,10 @@ namespace gate::ingest {
 using FieldMap = std::map<std::string, std::string>;
 
 // What a file holds. automatic picks by the file's shape (docs/analyze.md).
-enum class Format { automatic, jsonl, tau_bench, tau2 };
+enum class Format { automatic, jsonl, tau_bench, tau2, inspect, promptfoo };
 
-// "auto", "jsonl", "tau-bench", "tau2"; anything else → Error(bad_input).
+// "auto", "jsonl", "tau-bench", "tau2", "inspect", "promptfoo"; anything
+// else → Error(bad_input).
 Format parse_format(std::string_view name);
 const char* format_name(Format f);
 
@@ -38,6 +40,9 @@ struct Options {
   // A numeric reward passes when it is 1 within 1e-6, or when it is at least
   // this threshold (when given).
   std::optional<double> pass_threshold;
+  // Inspect AI logs: the one scorer whose score decides a sample; empty:
+  // every scorer's must pass (docs/analyze.md).
+  std::string scorer = {};
 };
 
 // The canonical field names a record may carry (docs/analyze.md).

@@ -70,12 +70,13 @@ const std::string k_tau2 = R"({
 
 } // namespace
 
-TEST_CASE("parse_format: the four names; anything else is bad input naming them") {
+TEST_CASE("parse_format: the names; anything else is bad input naming them") {
   CHECK(parse_format("auto") == Format::automatic);
   CHECK(parse_format("jsonl") == Format::jsonl);
   CHECK(parse_format("tau-bench") == Format::tau_bench);
   CHECK(parse_format("tau2") == Format::tau2);
-  CHECK_THROWS_WITH_AS(parse_format("tau"), "--format \"tau\": expected auto, jsonl, tau-bench or tau2",
+  CHECK_THROWS_WITH_AS(parse_format("tau"),
+                       "--format \"tau\": expected auto, jsonl, tau-bench, tau2, inspect or promptfoo",
                        Error);
 }
 
@@ -173,8 +174,9 @@ TEST_CASE("bad input: the file, the record, the field and what was expected") {
         "r.json: simulations[0]: field \"messages[3].usage.prompt_tokens\": expected a whole "
         "number >= 0, got a number");
   // One object over several lines that is neither format.
-  CHECK(has(error_of("{\n  \"runs\": []\n}\n"), "r.json: one JSON object over several lines without \"info\" "
-                                                "and \"simulations\"; expected a τ²-bench results file"));
+  CHECK(has(
+      error_of("{\n  \"runs\": []\n}\n"),
+      "r.json: one JSON object that no harness's results file matches; expected a τ²-bench results file"));
   // A truncated results file: the place in the file, not its first line.
   CHECK(has(error_of("{\n  \"info\": {},\n  \"simulations\": [\n"), "r.json:4:1:"));
   // A format asked for that the file is not.
