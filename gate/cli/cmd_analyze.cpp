@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <glob.h>
 #include <iostream>
@@ -41,6 +42,25 @@ std::vector<std::string> expand(const std::vector<std::string>& patterns) {
     if (rc != 0) throw Error(Exit::bad_input, "gate analyze: cannot expand \"" + p + "\"");
   }
   return files;
+}
+
+// A file, or τ²-bench's directory format (Results.save(format="dir")): a
+// directory holding results.json and simulations/, or that results.json,
+// whose simulation files are read with it, sorted by name.
+ingest::Input input_of(const std::string& arg) {
+  fs::path meta = arg;
+  if (fs::is_directory(meta)) meta /= "results.json";
+  ingest::Input in{meta.string(), read_file(meta)};
+  const fs::path sims =
+      meta.parent_path().empty() ? fs::path("simulations") : meta.parent_path() / "simulations";
+  if (meta.filename() != "results.json" || !fs::is_directory(sims)) return in;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(sims))
+    if (e.path().extension() == ".json" && e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    in.simulations.push_back({f.string(), read_file(f)});
+  return in;
 }
 
 } // namespace
@@ -108,7 +128,7 @@ int cmd_analyze(const Args& args) {
 
   std::vector<ingest::Input> inputs;
   for (const auto& file : expand(vm["logs"].as<std::vector<std::string>>()))
-    inputs.push_back({file, read_file(file)});
+    inputs.push_back(input_of(file));
   report::Report r = ingest::analyze(inputs, a);
 
   const fs::path dir = vm["out"].as<std::string>();

@@ -80,7 +80,7 @@ void refuse_zip(const Input& in) {
 
 // One JSON object read whole: which harness's it is.
 FileRecords object_records(const bj::value& v, const Input& in, const Options& o) {
-  if (is_tau2(v)) return {tau2_records(v, in.file), Format::tau2};
+  if (is_tau2(v)) return {tau2_records(v, in), Format::tau2};
   if (is_inspect(v)) return {inspect_records(v, in.file, o), Format::inspect};
   if (is_promptfoo(v)) return {promptfoo_records(v, in.file), Format::promptfoo};
   throw Error(Exit::bad_input, in.file +
@@ -149,7 +149,7 @@ FileRecords records_of(const Input& in, const Options& o) {
   case Format::tau_bench: return {tau_bench_records(v, in.file), Format::tau_bench};
   case Format::inspect: return {inspect_records(v, in.file, o), Format::inspect};
   case Format::promptfoo: return {promptfoo_records(v, in.file), Format::promptfoo};
-  default: return {tau2_records(v, in.file), Format::tau2};
+  default: return {tau2_records(v, in), Format::tau2};
   }
 }
 

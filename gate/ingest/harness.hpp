@@ -69,9 +69,11 @@ std::vector<Located> each_object(const bj::array& items, const std::string& pref
 // τ-bench (tau.cpp): a JSON array whose first element has task_id, trial and traj.
 bool is_tau_bench(const bj::value& v);
 std::vector<Located> tau_bench_records(const bj::value& v, const std::string& file);
-// τ²-bench (tau.cpp): an object with info and a simulations list.
+// τ²-bench (tau.cpp): an object with info and a simulations list, or (the
+// directory format's results.json) a simulation_index whose simulations are
+// in.simulations.
 bool is_tau2(const bj::value& v);
-std::vector<Located> tau2_records(const bj::value& v, const std::string& file);
+std::vector<Located> tau2_records(const bj::value& v, const Input& in);
 // Inspect AI (inspect.cpp): an object with version, eval {task, model} and status.
 bool is_inspect(const bj::value& v);
 std::vector<Located> inspect_records(const bj::value& v, const std::string& file, const Options& o);

@@ -91,6 +91,11 @@ std::vector<results::Task> group_records(std::vector<Record> records);
 struct Input {
   std::string file; // shown in messages
   std::string text;
+  // τ²-bench's directory format: results.json holds the run's metadata and
+  // a simulation_index, and each simulation is its own file in
+  // simulations/ beside it (Results.save(format="dir")). The CLI reads them
+  // here, sorted by name, for a directory or a results.json given.
+  std::vector<Input> simulations = {};
 };
 
 // One file's records in the format asked for (or the one its shape shows),

@@ -11,6 +11,7 @@
 // with per-message usage and cost.
 #include <gate/ingest/harness.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -18,6 +19,7 @@ namespace gate::ingest::detail {
 
 bool is_tau2(const bj::value& v) {
   const bj::value* sims = member(&v, {"simulations"});
+  if (!sims) sims = member(&v, {"simulation_index"});
   return v.is_object() && sims && sims->is_array() && member(&v, {"info"});
 }
 
@@ -118,46 +120,98 @@ std::optional<double> side_cost(const bj::value& sim, const char* total, const c
   return sum;
 }
 
+// One simulation as a record, and the note for a failing one.
+std::pair<bj::object, std::string> tau2_simulation(const bj::value* info, const bj::value& s,
+                                                   const std::string& where) {
+  bj::object rec;
+  copy_if(rec, "task_id", member(&s, {"task_id"}));
+  copy_if(rec, "run_id", member(&s, {"trial"}));
+  copy_if(rec, "seed", member(&s, {"seed"}));
+  copy_if(rec, "latency", member(&s, {"duration"}));
+  copy_if(rec, "model", member(info, {"agent_info", "llm"}));
+  copy_if(rec, "temperature", member(info, {"agent_info", "llm_args", "temperature"}));
+  copy_if(rec, "user_model", member(info, {"user_info", "llm"}));
+  copy_if(rec, "messages", member(&s, {"messages"}));
+  if (auto usage = agent_usage(member(&s, {"messages"}), where)) rec["token_usage"] = std::move(*usage);
+  if (auto cost = side_cost(s, "agent_cost", "assistant")) rec["cost"] = *cost;
+  if (auto cost = side_cost(s, "user_cost", "user")) rec["user_cost"] = *cost;
+  const bj::value* ended = member(&s, {"termination_reason"});
+  const std::string reason = ended && ended->is_string() ? std::string(ended->get_string()) : "";
+  // τ²-bench leaves these out of its own metrics: the run never ran.
+  const bool infrastructure = reason == "infrastructure_error";
+  if (infrastructure) rec["error_type"] = reason;
+  const bj::value* reward_info = member(&s, {"reward_info"});
+  if (!infrastructure || reward_info)
+    rec["reward"] = required_number(member(reward_info, {"reward"}), where, "reward_info.reward",
+                                    "a number (the simulation's reward)");
+  std::string note;
+  if (!reason.empty()) add(note, "ended: " + reason);
+  if (const bj::value* db = member(reward_info, {"db_check", "db_reward"}); db && db->is_number())
+    add(note, "db_reward " + number_text(db->to_number<double>()));
+  count_met(note, member(reward_info, {"env_assertions"}), "env_assertions", "met");
+  count_met(note, member(reward_info, {"action_checks"}), "action_checks", "action_match");
+  count_met(note, member(reward_info, {"nl_assertions"}), "nl_assertions", "met");
+  count_met(note, member(reward_info, {"communicate_checks"}), "communicate_checks", "met");
+  return {std::move(rec), std::move(note)};
+}
+
+std::string id_of(const bj::value& v) {
+  const bj::value* id = member(&v, {"id"});
+  return id && id->is_string() ? std::string(id->get_string()) : "";
+}
+
+// The directory format: each simulation in its own file, checked against
+// the index as τ²-bench's Results.load checks it (no file missing, none
+// extra), so that a half-copied directory is never read as a smaller run.
+std::vector<Located> tau2_directory(const bj::value* info, const bj::array& index, const Input& in) {
+  if (in.simulations.empty())
+    throw Error(Exit::bad_input,
+                in.file + ": a τ²-bench results.json of the directory format (a \"simulation_index\", "
+                          "no \"simulations\"); expected its simulations/ directory beside it (give "
+                          "gate analyze the directory or that results.json)");
+  std::vector<std::string> indexed;
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    std::string id = id_of(index[i]);
+    if (id.empty())
+      bad(in.file + ": simulation_index[" + std::to_string(i) + "]", "id", "a string (the simulation's id)",
+          member(&index[i], {"id"}));
+    indexed.push_back(std::move(id));
+  }
+  std::vector<Located> out;
+  std::vector<std::string> seen;
+  for (const Input& part : in.simulations) {
+    bj::value s = json::parse_strict(part.text, part.file);
+    if (!s.is_object())
+      throw Error(Exit::bad_input,
+                  part.file + ": expected a simulation (a JSON object), got " + json::kind_name(s));
+    const std::string id = id_of(s);
+    if (std::find(indexed.begin(), indexed.end(), id) == indexed.end())
+      throw Error(Exit::bad_input, part.file + ": simulation \"" + id + "\" is not in " + in.file +
+                                       "'s simulation_index; expected only the indexed simulations");
+    seen.push_back(id);
+    auto [rec, note] = tau2_simulation(info, s, part.file);
+    out.push_back({std::move(rec), part.file, std::move(note)});
+  }
+  for (const auto& id : indexed)
+    if (std::find(seen.begin(), seen.end(), id) == seen.end())
+      throw Error(Exit::bad_input, in.file + ": simulation_index names \"" + id +
+                                       "\", whose file is missing from simulations/; expected every indexed "
+                                       "simulation");
+  return out;
+}
+
 } // namespace
 
-std::vector<Located> tau2_records(const bj::value& v, const std::string& file) {
+std::vector<Located> tau2_records(const bj::value& v, const Input& in) {
   if (!is_tau2(v))
-    not_the_format(file, "a τ²-bench results file (an object with \"info\" and a \"simulations\" list)", v);
+    not_the_format(in.file, "a τ²-bench results file (an object with \"info\" and a \"simulations\" list)",
+                   v);
   const bj::value* info = member(&v, {"info"});
-  const auto& sims = v.at("simulations").get_array();
+  const bj::value* sims = member(&v, {"simulations"});
+  if (!sims || !sims->is_array()) return tau2_directory(info, v.at("simulation_index").get_array(), in);
   return each_object(
-      sims, file + ": simulations[", "a simulation", [info](const bj::value& s, const std::string& where) {
-        bj::object rec;
-        copy_if(rec, "task_id", member(&s, {"task_id"}));
-        copy_if(rec, "run_id", member(&s, {"trial"}));
-        copy_if(rec, "seed", member(&s, {"seed"}));
-        copy_if(rec, "latency", member(&s, {"duration"}));
-        copy_if(rec, "model", member(info, {"agent_info", "llm"}));
-        copy_if(rec, "temperature", member(info, {"agent_info", "llm_args", "temperature"}));
-        copy_if(rec, "user_model", member(info, {"user_info", "llm"}));
-        copy_if(rec, "messages", member(&s, {"messages"}));
-        if (auto usage = agent_usage(member(&s, {"messages"}), where)) rec["token_usage"] = std::move(*usage);
-        if (auto cost = side_cost(s, "agent_cost", "assistant")) rec["cost"] = *cost;
-        if (auto cost = side_cost(s, "user_cost", "user")) rec["user_cost"] = *cost;
-        const bj::value* ended = member(&s, {"termination_reason"});
-        const std::string reason = ended && ended->is_string() ? std::string(ended->get_string()) : "";
-        // τ²-bench leaves these out of its own metrics: the run never ran.
-        const bool infrastructure = reason == "infrastructure_error";
-        if (infrastructure) rec["error_type"] = reason;
-        const bj::value* reward_info = member(&s, {"reward_info"});
-        if (!infrastructure || reward_info)
-          rec["reward"] = required_number(member(reward_info, {"reward"}), where, "reward_info.reward",
-                                          "a number (the simulation's reward)");
-        std::string note;
-        if (!reason.empty()) add(note, "ended: " + reason);
-        if (const bj::value* db = member(reward_info, {"db_check", "db_reward"}); db && db->is_number())
-          add(note, "db_reward " + number_text(db->to_number<double>()));
-        count_met(note, member(reward_info, {"env_assertions"}), "env_assertions", "met");
-        count_met(note, member(reward_info, {"action_checks"}), "action_checks", "action_match");
-        count_met(note, member(reward_info, {"nl_assertions"}), "nl_assertions", "met");
-        count_met(note, member(reward_info, {"communicate_checks"}), "communicate_checks", "met");
-        return std::make_pair(std::move(rec), std::move(note));
-      });
+      sims->get_array(), in.file + ": simulations[", "a simulation",
+      [info](const bj::value& s, const std::string& where) { return tau2_simulation(info, s, where); });
 }
 
 } // namespace gate::ingest::detail

@@ -376,3 +376,40 @@ TEST_CASE("native formats: a format the file is not, and an Inspect .eval zip, e
   CHECK(has(r.err, "--scorer: expected a scorer's name"));
   CHECK_FALSE(fs::exists(tmp.path() / "out" / "report.json"));
 }
+
+TEST_CASE("τ²-bench's directory format reads as its monolithic file; a simulation missing is exit 2") {
+  TempDir tmp;
+  // Results.save(format="dir"): results.json (metadata and a
+  // simulation_index) and simulations/<id>.json, the same six simulations
+  // as tau2_airline_results.json. Given as the directory or its results.json.
+  Result mono = run_gate({"analyze", fixture("tau2_airline_results.json").string(), "--suite-name", "airline",
+                          "--suite-version", "1", "--out", "mono"},
+                         tmp.path());
+  REQUIRE(mono.exit_code == 0);
+  const fs::path dir = fixture("tau2_airline_dir");
+  for (const fs::path& arg : {dir, dir / "results.json"}) {
+    Result r =
+        run_gate({"analyze", arg.string(), "--suite-name", "airline", "--suite-version", "1", "--out", "out"},
+                 tmp.path());
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(has(r.out, "3 tasks, 6 runs, success 50.0%"));
+    const auto a = read_json(tmp.path() / "out" / "report.json"),
+               b = read_json(tmp.path() / "mono" / "report.json");
+    CHECK(a.at("config").at("formats").as_array()[0].as_string() == "tau2");
+    CHECK(a.at("stats") == b.at("stats"));
+    CHECK(a.at("tasks") == b.at("tasks"));
+  }
+  // A copy with one simulation file missing is not read as a smaller run.
+  const fs::path copy = tmp.path() / "copy";
+  fs::create_directories(copy / "simulations");
+  fs::copy_file(dir / "results.json", copy / "results.json");
+  for (const char* id : {"sim-0-0", "sim-0-1", "sim-1-0", "sim-1-1", "sim-2-0"})
+    fs::copy_file(dir / "simulations" / (std::string(id) + ".json"),
+                  copy / "simulations" / (std::string(id) + ".json"));
+  Result r = run_gate({"analyze", "copy", "--out", "bad"}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "copy/results.json: simulation_index names \"sim-2-1\", whose file is missing from "
+                   "simulations/; expected every indexed simulation"));
+  CHECK_FALSE(fs::exists(tmp.path() / "bad" / "report.json"));
+}

@@ -194,3 +194,38 @@ TEST_CASE("auto: JSONL and arrays of generic records stay the generic format; --
   mapped.map = {{"messages", "traj"}};
   CHECK(records_of({"r.json", k_tau_bench}, mapped).format == Format::jsonl);
 }
+
+TEST_CASE("τ²-bench's directory format: the simulations in their own files, checked against the index") {
+  // k_tau2's header with its simulation in simulations/s0.json.
+  const std::string meta = R"({"timestamp": "t", "info": {"agent_info": {"llm": "gpt-4.1"}}, "tasks": [],
+    "simulation_index": [{"id": "s0", "task_id": "t1", "trial": 0, "reward": 0.0}]})";
+  std::string sim = k_tau2.substr(k_tau2.find("{\"id\": \"s0\""));
+  sim = sim.substr(0, sim.rfind(']'));
+  Input in{"run/results.json", meta, {{"run/simulations/s0.json", sim}}};
+  auto f = records_of(in, {});
+  CHECK(f.format == Format::tau2);
+  auto recs = read_all(f);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].where == "run/simulations/s0.json");
+  CHECK(recs[0].task_id == "t1");
+  CHECK(recs[0].run.prompt_tokens == 250);
+  CHECK(recs[0].run.route.at("model") == "gpt-4.1");
+  // No simulations beside it; one not in the index; a malformed one.
+  in.simulations.clear();
+  CHECK(has(error_of(meta), "r.json: a τ²-bench results.json of the directory format"));
+  in.simulations = {{"run/simulations/s9.json", R"({"id": "s9", "task_id": "t1", "trial": 1})"}};
+  try {
+    records_of(in, {});
+    FAIL("an extra simulation must be an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "run/simulations/s9.json: simulation \"s9\" is not in run/results.json's "
+                                   "simulation_index; expected only the indexed simulations");
+  }
+  in.simulations = {{"run/simulations/s0.json", "{\"id\": \"s0\",\n"}};
+  try {
+    records_of(in, {});
+    FAIL("a truncated simulation must be an error");
+  } catch (const Error& e) {
+    CHECK(has(e.what(), "run/simulations/s0.json:2:1:"));
+  }
+}
