@@ -32,13 +32,68 @@ bool is_tau_bench(const bj::value& v) {
 
 // ---- τ-bench ----
 
+namespace {
+
+struct NameRoute {
+  std::string model, temperature, user_model;
+};
+
+bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+// run.py names its file from the run's settings:
+//   <agent_strategy>-<model without
+//   provider/>-<temperature>_range_<start>-<end>_user-<user_model>-<user_strategy>_<MMDDhhmmss>.json
+// (agent strategies and user strategies as its --choices list them). A
+// file renamed since reads as no route, as before.
+std::optional<NameRoute> route_from_name(const std::string& file) {
+  std::string_view name = file;
+  if (auto slash = name.find_last_of('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  if (name.size() < 5 || name.substr(name.size() - 5) != ".json") return std::nullopt;
+  name.remove_suffix(5);
+  const auto range = name.find("_range_"), user = name.find("_user-");
+  if (range == std::string_view::npos || user == std::string_view::npos || user < range) return std::nullopt;
+  std::string_view agent = name.substr(0, range), users = name.substr(user + 6);
+  std::string_view strategy;
+  for (std::string_view s : {"tool-calling", "act", "react", "few-shot"})
+    if (agent.substr(0, s.size() + 1) == std::string(s) + "-") strategy = s;
+  if (strategy.empty()) return std::nullopt;
+  agent.remove_prefix(strategy.size() + 1);
+  const auto t = agent.rfind('-'), time = users.rfind('_');
+  if (t == std::string_view::npos || t == 0 || time == std::string_view::npos) return std::nullopt;
+  const std::string_view temperature = agent.substr(t + 1), stamp = users.substr(time + 1);
+  users = users.substr(0, time);
+  const auto u = users.rfind('-');
+  if (u == std::string_view::npos || u == 0 ||
+      !one_of(users.substr(u + 1), {"human", "llm", "react", "verify", "reflection"}))
+    return std::nullopt;
+  if (temperature.empty() || temperature.find_first_not_of("0123456789.") != std::string_view::npos ||
+      stamp.size() != 10 || stamp.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  return NameRoute{std::string(agent.substr(0, t)), std::string(temperature),
+                   std::string(users.substr(0, u))};
+}
+
+} // namespace
+
 std::vector<Located> tau_bench_records(const bj::value& v, const std::string& file) {
   if (!v.is_array())
     throw Error(Exit::bad_input, file + ": expected a τ-bench results list (a JSON array of trials), got " +
                                      json::kind_name(v));
+  const auto named = route_from_name(file);
   return each_object(
-      v.get_array(), file + ": trial [", "a τ-bench trial", [](const bj::value& t, const std::string& where) {
+      v.get_array(), file + ": trial [", "a τ-bench trial",
+      [&named](const bj::value& t, const std::string& where) {
         bj::object rec;
+        if (named) {
+          rec["model"] = named->model;
+          // "0.0" as run.py wrote it: read as the number, as other routes' temperatures are.
+          boost::system::error_code ec;
+          bj::value temperature = bj::parse(named->temperature, ec);
+          if (!ec) rec["temperature"] = temperature;
+          rec["user_model"] = named->user_model;
+        }
         copy_if(rec, "task_id", member(&t, {"task_id"}));
         copy_if(rec, "run_id", member(&t, {"trial"}));
         rec["reward"] =

@@ -413,3 +413,17 @@ TEST_CASE("τ²-bench's directory format reads as its monolithic file; a simulat
                    "simulations/; expected every indexed simulation"));
   CHECK_FALSE(fs::exists(tmp.path() / "bad" / "report.json"));
 }
+
+TEST_CASE("τ-bench: the route from the name run.py gave the file") {
+  TempDir tmp;
+  const std::string name = "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-mini-llm_1120101530.json";
+  fs::copy_file(fixture("tau_bench_retail.json"), tmp.path() / name);
+  Result r = run_gate({"analyze", name, "--out", "out"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = read_json(tmp.path() / "out" / "report.json");
+  CHECK(report.at("route").at("model").as_string() == "gpt-4o");
+  CHECK(report.at("route").at("temperature").as_string() == "0");
+  CHECK(report.at("route").at("user_model").as_string() == "gpt-4o-mini");
+  CHECK(report.at("stats").at("polluted_tasks").as_int64() == 0);
+}

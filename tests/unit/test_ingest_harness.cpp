@@ -229,3 +229,25 @@ TEST_CASE("τ²-bench's directory format: the simulations in their own files, ch
     CHECK(has(e.what(), "run/simulations/s0.json:2:1:"));
   }
 }
+
+TEST_CASE("τ-bench: the model, temperature and user model from the file name run.py gives it") {
+  auto route = [](const std::string& file) {
+    return read_all(records_of({file, k_tau_bench}, {}))[0].run.route;
+  };
+  // <strategy>-<model>-<temperature>_range_<start>-<end>_user-<user model>-<user strategy>_<time>.json
+  auto r =
+      route("results/tool-calling-claude-3-5-sonnet-20241022-0.0_range_0--1_user-gpt-4o-llm_1120101530.json");
+  CHECK(r.at("model") == "claude-3-5-sonnet-20241022");
+  CHECK(r.at("temperature") == "0");
+  CHECK(r.at("user_model") == "gpt-4o");
+  r = route("few-shot-gpt-4o-mini-0.7_range_10-20_user-gpt-4-turbo-reflection_0101000000.json");
+  CHECK(r.at("model") == "gpt-4o-mini");
+  CHECK(r.at("temperature") == "0.7");
+  CHECK(r.at("user_model") == "gpt-4-turbo");
+  // Renamed, or not run.py's pattern: no route, as before.
+  for (const char* other : {"retail.json", "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm.json",
+                            "chat-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1120101530.json",
+                            "act-gpt-4o-0.0_range_0--1_user-gpt-4o-robot_1120101530.json",
+                            "act-gpt-4o-hot_range_0--1_user-gpt-4o-llm_1120101530.json"})
+    CHECK(route(other).count("model") == 0);
+}
