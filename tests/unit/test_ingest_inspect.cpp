@@ -189,6 +189,10 @@ TEST_CASE("Inspect bad input: the sample, the field and what was expected; a .ev
   CHECK(has(error_of(std::string("PK\x03\x04\x14\x00", 6) + "header.json"),
             "log.json: a zip archive (an Inspect AI .eval log?); expected JSON: run inspect eval with "
             "--log-format json, or convert the log with `inspect log convert --to json`"));
+  // A log cut short (a run killed while writing): the place in the file.
+  const std::string log = log_with(k_sample);
+  CHECK(has(error_of(log.substr(0, log.find("\"model_usage\": {\n"))),
+            "log.json:21:3: incomplete JSON (truncated?)"));
   Options inspect;
   inspect.format = Format::inspect;
   CHECK(has(error_of("[]", inspect), "log.json: expected an Inspect AI JSON eval log"));
