@@ -169,7 +169,7 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
   const auto usd = [](const std::optional<double>& v) { return v ? usd_text(*v) : std::string("n/a"); };
   if (s.priced && s.recorded_cost)
     out += "Cost (as the harness recorded it, measured runs): " + usd(s.cost_usd) +
-           ". n/a: a run without a recorded cost (and no gate.yaml price for its tokens).\n\n";
+           ". n/a: a measured run without a recorded cost.\n\n";
   else if (s.priced)
     out += "Cost (gate.yaml pricing, measured runs): paid " + usd(s.cost_usd) +
            "; replayed runs, as recorded (paid nothing now) " + usd(s.cached_cost_usd) +
