@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <glob.h>
 #include <iostream>
@@ -43,6 +44,25 @@ std::vector<std::string> expand(const std::vector<std::string>& patterns) {
   return files;
 }
 
+// A file, or τ²-bench's directory format (Results.save(format="dir")): a
+// directory holding results.json and simulations/, or that results.json,
+// whose simulation files are read with it, sorted by name.
+ingest::Input input_of(const std::string& arg) {
+  fs::path meta = arg;
+  if (fs::is_directory(meta)) meta /= "results.json";
+  ingest::Input in{meta.string(), read_file(meta)};
+  const fs::path sims =
+      meta.parent_path().empty() ? fs::path("simulations") : meta.parent_path() / "simulations";
+  if (meta.filename() != "results.json" || !fs::is_directory(sims)) return in;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(sims))
+    if (e.path().extension() == ".json" && e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    in.simulations.push_back({f.string(), read_file(f)});
+  return in;
+}
+
 } // namespace
 
 int cmd_analyze(const Args& args) {
@@ -51,10 +71,12 @@ int cmd_analyze(const Args& args) {
                                                  po::value<std::string>()->default_value(".gate/out"),
                                                  "directory for report.json and report.md")(
       "format", po::value<std::string>()->default_value("auto"),
-      "auto, jsonl, tau-bench or tau2: what the logs are (auto: by their shape)")(
+      "auto, jsonl, tau-bench, tau2, inspect or promptfoo: what the logs are (auto: by their shape)")(
       "map", po::value<std::vector<std::string>>()->composing(),
       "field=path: read a field from another (dotted) path; repeatable")(
       "pass-threshold", po::value<double>(), "a numeric reward at or above this passes (1 always passes)")(
+      "scorer", po::value<std::string>(),
+      "Inspect AI logs: the scorer whose score decides a sample (default: every scorer's must pass)")(
       "suite-name", po::value<std::string>()->default_value(report::k_unnamed_suite),
       "suite name in the report")("suite-version",
                                   po::value<std::string>()->default_value(report::k_unnamed_version),
@@ -67,7 +89,8 @@ int cmd_analyze(const Args& args) {
       "config,c", po::value<std::string>(),
       "redact the key in this gate.yaml's model.api_key_env (default: ./gate.yaml when there is one)")(
       "logs", po::value<std::vector<std::string>>()->multitoken(),
-      "run logs: τ-bench or τ²-bench results, JSON arrays or JSONL; files or globs");
+      "run logs: τ-bench, τ²-bench, Inspect AI (JSON) or promptfoo results, JSON arrays or JSONL; files or "
+      "globs");
   po::positional_options_description pos;
   pos.add("logs", -1);
   po::variables_map vm;
@@ -94,6 +117,10 @@ int cmd_analyze(const Args& args) {
     if (!std::isfinite(t)) throw Error(Exit::bad_input, "--pass-threshold: expected a finite number");
     a.options.pass_threshold = t;
   }
+  if (vm.count("scorer")) {
+    a.options.scorer = vm["scorer"].as<std::string>();
+    if (a.options.scorer.empty()) throw Error(Exit::bad_input, "--scorer: expected a scorer's name");
+  }
   a.metrics.token_band_pct = vm["token-band-pct"].as<double>();
   if (!(a.metrics.token_band_pct >= 0) || !std::isfinite(a.metrics.token_band_pct))
     throw Error(Exit::bad_input, "--token-band-pct: expected a number >= 0");
@@ -101,7 +128,7 @@ int cmd_analyze(const Args& args) {
 
   std::vector<ingest::Input> inputs;
   for (const auto& file : expand(vm["logs"].as<std::vector<std::string>>()))
-    inputs.push_back({file, read_file(file)});
+    inputs.push_back(input_of(file));
   report::Report r = ingest::analyze(inputs, a);
 
   const fs::path dir = vm["out"].as<std::string>();

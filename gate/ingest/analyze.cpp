@@ -30,6 +30,14 @@ void fold_retry(Record& earlier, Record&& later) {
   run.completion_tokens += earlier.run.completion_tokens;
   run.usage_known = run.usage_known && earlier.run.usage_known;
   run.latency_ms += earlier.run.latency_ms;
+  // The chain cost what every attempt cost; one attempt without a cost
+  // makes the whole unknown.
+  for (auto side : {&results::Run::cost_usd, &results::Run::user_cost_usd}) {
+    if ((run.*side).has_value() != (earlier.run.*side).has_value())
+      (run.*side).reset();
+    else if (run.*side)
+      *(run.*side) += *(earlier.run.*side);
+  }
   later.retries += earlier.retries + 1;
   run.attempts = later.retries + 1;
   run.route["retries"] = std::to_string(later.retries);
@@ -146,7 +154,8 @@ report::Report analyze(const std::vector<Input>& inputs, const Analysis& a) {
     for (const auto& l : located) {
       records.push_back(read_record(l, read_options));
       auto& checks = records.back().run.checks;
-      if (!l.note.empty() && !checks.empty() && !checks.back().passed) checks.back().detail += "; " + l.note;
+      if (!l.note.empty() && !checks.empty() && !checks.back().passed)
+        checks.back().detail += "; " + redact(l.note);
     }
   }
   report::Report r;

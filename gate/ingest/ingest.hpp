@@ -13,7 +13,8 @@
 // Reading run logs written by another harness (`gate analyze`, docs/analyze.md).
 //
 // Input grammar, one file (--format jsonl; the harness formats are read in
-// harness.cpp and turned into records of this grammar):
+// tau.cpp, inspect.cpp and promptfoo.cpp and turned into records of this
+// grammar):
 //   file    = array | jsonl
 //   array   = "[" record *("," record) "]"        ; one JSON text
 //   jsonl   = *(record? "\n")                      ; one record per line, blank lines skipped
@@ -26,9 +27,10 @@ namespace gate::ingest {
 using FieldMap = std::map<std::string, std::string>;
 
 // What a file holds. automatic picks by the file's shape (docs/analyze.md).
-enum class Format { automatic, jsonl, tau_bench, tau2 };
+enum class Format { automatic, jsonl, tau_bench, tau2, inspect, promptfoo };
 
-// "auto", "jsonl", "tau-bench", "tau2"; anything else → Error(bad_input).
+// "auto", "jsonl", "tau-bench", "tau2", "inspect", "promptfoo"; anything
+// else → Error(bad_input).
 Format parse_format(std::string_view name);
 const char* format_name(Format f);
 
@@ -38,6 +40,9 @@ struct Options {
   // A numeric reward passes when it is 1 within 1e-6, or when it is at least
   // this threshold (when given).
   std::optional<double> pass_threshold;
+  // Inspect AI logs: the one scorer whose score decides a sample; empty:
+  // every scorer's must pass (docs/analyze.md).
+  std::string scorer = {};
 };
 
 // The canonical field names a record may carry (docs/analyze.md).
@@ -86,6 +91,11 @@ std::vector<results::Task> group_records(std::vector<Record> records);
 struct Input {
   std::string file; // shown in messages
   std::string text;
+  // τ²-bench's directory format: results.json holds the run's metadata and
+  // a simulation_index, and each simulation is its own file in
+  // simulations/ beside it (Results.save(format="dir")). The CLI reads them
+  // here, sorted by name, for a directory or a results.json given.
+  std::vector<Input> simulations = {};
 };
 
 // One file's records in the format asked for (or the one its shape shows),

@@ -17,7 +17,7 @@ const std::vector<std::string>& field_names() {
       "max_concurrency",  "token_usage", "tool_calls",  "messages",   "final_state",
       "final_state_hash", "answer",      "error_type",  "latency",    "latency_ms",
       "retries",          "attempts",    "scenario",    "difficulty", "group",
-      "user_model"};
+      "user_model",       "cost",        "user_cost"};
   return names;
 }
 

@@ -281,6 +281,8 @@ Record read_record(const Located& in, const Options& o) {
   run.attempts = r.retries + 1;
   if (outcome && !run.errored()) run.checks.push_back(std::move(check));
   token_usage(f, run);
+  run.cost_usd = f.number("cost", true);
+  run.user_cost_usd = f.number("user_cost", true);
   if (auto s = f.number("latency", true)) run.latency_ms = *s * 1000.0;
   if (auto ms = f.number("latency_ms", true)) run.latency_ms = *ms;
   run.tool_calls = tool_calls(f);

@@ -46,29 +46,47 @@ void add_cost(std::optional<double>& sum, const std::optional<double>& cost) {
 } // namespace
 
 void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
-  s.priced = o.pricing.configured();
-  if (!s.priced || s.n == 0) return;
+  for (const results::Run& r : t.runs) {
+    s.recorded_cost = s.recorded_cost || r.cost_usd.has_value();
+    s.user_costed = s.user_costed || r.user_cost_usd.has_value();
+  }
+  s.priced = o.pricing.configured() || s.recorded_cost;
+  if (s.n == 0) return;
+  if (s.user_costed) {
+    s.user_cost_usd = 0.0;
+    for (const results::Run& r : t.runs)
+      if (!r.errored()) add_cost(s.user_cost_usd, r.user_cost_usd);
+  }
+  if (!s.priced) return;
   s.cost_usd = 0.0;
   s.cached_cost_usd = 0.0;
   for (const results::Run& r : t.runs) {
     if (r.errored()) continue;
-    add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd, run_cost(r, o.routes.shared, o.pricing));
+    // A harness's own record of what the run cost wins over gate's estimate.
+    add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd,
+             r.cost_usd ? r.cost_usd : run_cost(r, o.routes.shared, o.pricing));
   }
 }
 
 void suite_cost(const std::vector<TaskStats>& per_task, const Options& o, SuiteStats& s) {
-  s.priced = o.pricing.configured();
-  if (!s.priced) return;
+  for (const TaskStats& ts : per_task) {
+    s.recorded_cost = s.recorded_cost || ts.recorded_cost;
+    s.user_costed = s.user_costed || ts.user_costed;
+  }
+  s.priced = o.pricing.configured() || s.recorded_cost;
   bool measured = false;
   s.cost_usd = 0.0;
   s.cached_cost_usd = 0.0;
+  s.user_cost_usd = 0.0;
   for (const TaskStats& ts : per_task) {
     if (ts.n == 0) continue; // unmeasured: left out, as from every rate
     measured = true;
     add_cost(s.cost_usd, ts.cost_usd);
     add_cost(s.cached_cost_usd, ts.cached_cost_usd);
+    add_cost(s.user_cost_usd, ts.user_cost_usd);
   }
-  if (!measured) s.cost_usd.reset(), s.cached_cost_usd.reset();
+  if (!measured || !s.priced) s.cost_usd.reset(), s.cached_cost_usd.reset();
+  if (!measured || !s.user_costed) s.user_cost_usd.reset();
 }
 
 } // namespace detail

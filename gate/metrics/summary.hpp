@@ -59,6 +59,14 @@ struct TaskStats {
   bool priced = false;
   std::optional<double> cost_usd;
   std::optional<double> cached_cost_usd;
+  // A run carries the cost its harness recorded (gate analyze): that cost is
+  // the run's, priced or not; `priced` is then true too.
+  bool recorded_cost = false;
+  // A simulated user's cost the harness recorded apart from the agent's
+  // (τ²-bench's user_cost), over the measured runs; written only when some
+  // run carries one, n/a when a measured run does not.
+  bool user_costed = false;
+  std::optional<double> user_cost_usd;
 };
 
 // success_rate = Σc/Σn over tasks with n >= 1. The interval is Wilson on
@@ -123,6 +131,10 @@ struct SuiteStats {
   bool priced = false;
   std::optional<double> cost_usd;
   std::optional<double> cached_cost_usd;
+  bool recorded_cost = false; // some task's runs carry their harness's cost
+  // The tasks' user_cost_usd summed, as cost_usd is.
+  bool user_costed = false;
+  std::optional<double> user_cost_usd;
   // The same set today: a plain task makes one model call per run. Agent runs
   // will carry per-call latencies, and call_latency will then count calls.
   Latency call_latency; // fresh calls only

@@ -165,12 +165,19 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
   else if (s.runs_without_usage > 0)
     out += plural(s.runs_without_usage, "run", "runs") +
            " had no usage reported: their tokens are unknown, not zero.\n\n";
-  if (!s.priced) return;
   // n/a here is not "not in the data" alone: a price may be missing too.
   const auto usd = [](const std::optional<double>& v) { return v ? usd_text(*v) : std::string("n/a"); };
-  out += "Cost (gate.yaml pricing, measured runs): paid " + usd(s.cost_usd) +
-         "; replayed runs, as recorded (paid nothing now) " + usd(s.cached_cost_usd) +
-         ". n/a: a run without usage, or a model without a price.\n\n";
+  if (s.priced && s.recorded_cost)
+    out += "Cost (as the harness recorded it, measured runs): " + usd(s.cost_usd) +
+           ". n/a: a measured run without a recorded cost.\n\n";
+  else if (s.priced)
+    out += "Cost (gate.yaml pricing, measured runs): paid " + usd(s.cost_usd) +
+           "; replayed runs, as recorded (paid nothing now) " + usd(s.cached_cost_usd) +
+           ". n/a: a run without usage, or a model without a price.\n\n";
+  if (s.user_costed)
+    out +=
+        "Simulated user's cost (as the harness recorded it, not in the cost above): " + usd(s.user_cost_usd) +
+        ". n/a: a measured run without one.\n\n";
 }
 
 void latency(const metrics::SuiteStats& s, std::string& out) {

@@ -111,6 +111,21 @@ struct Millis {
   }
 };
 
+// A cost in USD a harness recorded (gate analyze), >= 0; the field is
+// written only when the value is present.
+struct Usd {
+  static constexpr const char* expected = "a number";
+  static void write(const std::optional<double>& v, std::string& out) {
+    json::append_number(v.value_or(0), out);
+  }
+  static const char* read(const Scalar& s, std::optional<double>& v) {
+    double d = 0;
+    if (const char* e = Millis::read(s, d)) return e;
+    v = d;
+    return nullptr;
+  }
+};
+
 // Written only (the stats, which a reader recomputes rather than reads): a
 // number, null when not finite; null for an absent value; arrays of numbers
 // and strings.

@@ -112,6 +112,8 @@ template <> struct Description<results::Run> {
       field<Count>("judge_cache_hits", &R::judge_cache_hits, judged),
       field<Count>("judge_prompt_tokens", &R::judge_prompt_tokens, judged),
       field<Count>("judge_completion_tokens", &R::judge_completion_tokens, judged),
+      field<Usd>("cost_usd", &R::cost_usd, [](const R& r) { return r.cost_usd.has_value(); }),
+      field<Usd>("user_cost_usd", &R::user_cost_usd, [](const R& r) { return r.user_cost_usd.has_value(); }),
       field_via<ExitCode>(
           "agent_exit_code", [](auto& r) -> auto& { return agent_of(r).exit_code; }, agent),
       field_via<Flag>(
@@ -188,6 +190,7 @@ template <> struct Description<metrics::SuiteStats> {
       // Only with a pricing table, so that reports without one keep their bytes.
       field<OrNull<Number>>("cost_usd", &S::cost_usd, priced),
       field<OrNull<Number>>("cached_cost_usd", &S::cached_cost_usd, priced),
+      field<OrNull<Number>>("user_cost_usd", &S::user_cost_usd, [](const S& s) { return s.user_costed; }),
       field<Object>("call_latency", &S::call_latency),
       field<Object>("run_latency", &S::run_latency),
   };
@@ -219,6 +222,7 @@ template <> struct Description<metrics::TaskStats> {
       field<Flag>("usage_missing", &S::usage_missing),
       field<OrNull<Number>>("cost_usd", &S::cost_usd, priced),
       field<OrNull<Number>>("cached_cost_usd", &S::cached_cost_usd, priced),
+      field<OrNull<Number>>("user_cost_usd", &S::user_cost_usd, [](const S& s) { return s.user_costed; }),
   };
 };
 

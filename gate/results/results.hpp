@@ -104,6 +104,11 @@ struct Run {
   int judge_calls = 0;      // judge calls made (fresh or replayed)
   int judge_cache_hits = 0; // of those, answered from the cache
   Boxed<AgentRun> agent;    // agent tasks only (boxed: most runs have none)
+  // What the harness that wrote the run says it cost in USD (gate analyze):
+  // the agent's, and a simulated user's apart. Absent when not recorded;
+  // a run of gate's own is priced from its tokens instead (METRICS.md "Cost").
+  std::optional<double> cost_usd = {};
+  std::optional<double> user_cost_usd = {};
   bool errored() const { return !error.empty(); }
 };
 

@@ -115,6 +115,20 @@ TEST_CASE("an errored record followed by one of the same run is one retried run"
   }
 }
 
+TEST_CASE("a retried run cost what every attempt cost; one attempt without a cost makes it n/a") {
+  auto tasks = group_records(records(
+      R"({"task_id":"t","run_id":0,"error_type":"timeout","cost":0.25,"user_cost":0.5}
+{"task_id":"t","run_id":0,"passed":true,"cost":0.5,"user_cost":0.25}
+{"task_id":"t","run_id":1,"error_type":"timeout"}
+{"task_id":"t","run_id":1,"passed":true,"cost":0.5}
+)"));
+  REQUIRE(tasks.at(0).runs.size() == 2);
+  CHECK(tasks[0].runs[0].cost_usd.value() == doctest::Approx(0.75));
+  CHECK(tasks[0].runs[0].user_cost_usd.value() == doctest::Approx(0.75));
+  CHECK_FALSE(tasks[0].runs[1].cost_usd.has_value());
+  CHECK_FALSE(tasks[0].runs[1].user_cost_usd.has_value());
+}
+
 TEST_CASE("analyze: polluted tasks and their differing fields") {
   auto r = run_analyze(
       R"({"task_id":"same","run_id":0,"passed":true,"model":"m","base_url":"https://a.example/v1","key_alias":"k"}

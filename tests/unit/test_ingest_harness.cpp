@@ -70,12 +70,13 @@ const std::string k_tau2 = R"({
 
 } // namespace
 
-TEST_CASE("parse_format: the four names; anything else is bad input naming them") {
+TEST_CASE("parse_format: the names; anything else is bad input naming them") {
   CHECK(parse_format("auto") == Format::automatic);
   CHECK(parse_format("jsonl") == Format::jsonl);
   CHECK(parse_format("tau-bench") == Format::tau_bench);
   CHECK(parse_format("tau2") == Format::tau2);
-  CHECK_THROWS_WITH_AS(parse_format("tau"), "--format \"tau\": expected auto, jsonl, tau-bench or tau2",
+  CHECK_THROWS_WITH_AS(parse_format("tau"),
+                       "--format \"tau\": expected auto, jsonl, tau-bench, tau2, inspect or promptfoo",
                        Error);
 }
 
@@ -173,8 +174,9 @@ TEST_CASE("bad input: the file, the record, the field and what was expected") {
         "r.json: simulations[0]: field \"messages[3].usage.prompt_tokens\": expected a whole "
         "number >= 0, got a number");
   // One object over several lines that is neither format.
-  CHECK(has(error_of("{\n  \"runs\": []\n}\n"), "r.json: one JSON object over several lines without \"info\" "
-                                                "and \"simulations\"; expected a τ²-bench results file"));
+  CHECK(has(
+      error_of("{\n  \"runs\": []\n}\n"),
+      "r.json: one JSON object that no harness's results file matches; expected a τ²-bench results file"));
   // A truncated results file: the place in the file, not its first line.
   CHECK(has(error_of("{\n  \"info\": {},\n  \"simulations\": [\n"), "r.json:4:1:"));
   // A format asked for that the file is not.
@@ -191,4 +193,61 @@ TEST_CASE("auto: JSONL and arrays of generic records stay the generic format; --
   Options mapped;
   mapped.map = {{"messages", "traj"}};
   CHECK(records_of({"r.json", k_tau_bench}, mapped).format == Format::jsonl);
+}
+
+TEST_CASE("τ²-bench's directory format: the simulations in their own files, checked against the index") {
+  // k_tau2's header with its simulation in simulations/s0.json.
+  const std::string meta = R"({"timestamp": "t", "info": {"agent_info": {"llm": "gpt-4.1"}}, "tasks": [],
+    "simulation_index": [{"id": "s0", "task_id": "t1", "trial": 0, "reward": 0.0}]})";
+  std::string sim = k_tau2.substr(k_tau2.find("{\"id\": \"s0\""));
+  sim = sim.substr(0, sim.rfind(']'));
+  Input in{"run/results.json", meta, {{"run/simulations/s0.json", sim}}};
+  auto f = records_of(in, {});
+  CHECK(f.format == Format::tau2);
+  auto recs = read_all(f);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].where == "run/simulations/s0.json");
+  CHECK(recs[0].task_id == "t1");
+  CHECK(recs[0].run.prompt_tokens == 250);
+  CHECK(recs[0].run.route.at("model") == "gpt-4.1");
+  // No simulations beside it; one not in the index; a malformed one.
+  in.simulations.clear();
+  CHECK(has(error_of(meta), "r.json: a τ²-bench results.json of the directory format"));
+  in.simulations = {{"run/simulations/s9.json", R"({"id": "s9", "task_id": "t1", "trial": 1})"}};
+  try {
+    records_of(in, {});
+    FAIL("an extra simulation must be an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "run/simulations/s9.json: simulation \"s9\" is not in run/results.json's "
+                                   "simulation_index; expected only the indexed simulations");
+  }
+  in.simulations = {{"run/simulations/s0.json", "{\"id\": \"s0\",\n"}};
+  try {
+    records_of(in, {});
+    FAIL("a truncated simulation must be an error");
+  } catch (const Error& e) {
+    CHECK(has(e.what(), "run/simulations/s0.json:2:1:"));
+  }
+}
+
+TEST_CASE("τ-bench: the model, temperature and user model from the file name run.py gives it") {
+  auto route = [](const std::string& file) {
+    return read_all(records_of({file, k_tau_bench}, {}))[0].run.route;
+  };
+  // <strategy>-<model>-<temperature>_range_<start>-<end>_user-<user model>-<user strategy>_<time>.json
+  auto r =
+      route("results/tool-calling-claude-3-5-sonnet-20241022-0.0_range_0--1_user-gpt-4o-llm_1120101530.json");
+  CHECK(r.at("model") == "claude-3-5-sonnet-20241022");
+  CHECK(r.at("temperature") == "0");
+  CHECK(r.at("user_model") == "gpt-4o");
+  r = route("few-shot-gpt-4o-mini-0.7_range_10-20_user-gpt-4-turbo-reflection_0101000000.json");
+  CHECK(r.at("model") == "gpt-4o-mini");
+  CHECK(r.at("temperature") == "0.7");
+  CHECK(r.at("user_model") == "gpt-4-turbo");
+  // Renamed, or not run.py's pattern: no route, as before.
+  for (const char* other : {"retail.json", "tool-calling-gpt-4o-0.0_range_0--1_user-gpt-4o-llm.json",
+                            "chat-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_1120101530.json",
+                            "act-gpt-4o-0.0_range_0--1_user-gpt-4o-robot_1120101530.json",
+                            "act-gpt-4o-hot_range_0--1_user-gpt-4o-llm_1120101530.json"})
+    CHECK(route(other).count("model") == 0);
 }

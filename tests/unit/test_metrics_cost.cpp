@@ -140,3 +140,56 @@ TEST_CASE("cost is n/a when a summed run's is, when nothing was measured, and ab
   CHECK_FALSE(none.cost_usd.has_value());
   CHECK_FALSE(suite_stats({a}, {none}, Options{}).priced);
 }
+
+TEST_CASE("a cost the harness recorded is the run's, pricing or not; one run without it makes the sum n/a") {
+  // Task a: two measured runs that recorded 0.25 and 0.5 (their tokens
+  // would price at 0.006 each: the record wins), one errored run (left
+  // out). The user simulator's 0.01 and 0.02 are summed apart.
+  Task a;
+  a.id = "a";
+  a.runs = {run(0, 1000, 500), run(1, 1000, 500), run(2, 9, 9)};
+  a.runs[0].cost_usd = 0.25;
+  a.runs[1].cost_usd = 0.5;
+  a.runs[0].user_cost_usd = 0.01;
+  a.runs[1].user_cost_usd = 0.02;
+  a.runs[2].error = "exception";
+  a.runs[2].passed = false;
+  for (const Options& o : {Options{}, with_prices()}) {
+    const TaskStats ta = task_stats(a, o);
+    CHECK(ta.priced);
+    CHECK(ta.recorded_cost);
+    CHECK(ta.cost_usd.value() == Approx(0.75));
+    CHECK(ta.user_costed);
+    CHECK(ta.user_cost_usd.value() == Approx(0.03));
+  }
+  // Task b: one run recorded no cost. Without pricing it is n/a, and so is
+  // the suite's sum; its user cost too.
+  Task b;
+  b.id = "b";
+  b.runs = {run(0, 1000, 500), run(1, 1000, 500)};
+  b.runs[0].cost_usd = 0.1;
+  const TaskStats ta = task_stats(a, Options{}), tb = task_stats(b, Options{});
+  CHECK(tb.priced);
+  CHECK_FALSE(tb.cost_usd.has_value());
+  CHECK_FALSE(tb.user_costed);
+  CHECK_FALSE(tb.user_cost_usd.has_value());
+  const SuiteStats s = suite_stats({a, b}, {ta, tb}, Options{});
+  CHECK(s.priced);
+  CHECK(s.recorded_cost);
+  CHECK_FALSE(s.cost_usd.has_value());
+  CHECK(s.user_costed);
+  CHECK_FALSE(s.user_cost_usd.has_value());
+  // With pricing, b's unrecorded run is priced from its tokens: 0.1 + 0.006.
+  const TaskStats priced_b = task_stats(b, with_prices());
+  CHECK(priced_b.cost_usd.value() == Approx(0.106));
+  const SuiteStats only_a = suite_stats({a}, {ta}, Options{});
+  CHECK(only_a.cost_usd.value() == Approx(0.75));
+  CHECK(only_a.user_cost_usd.value() == Approx(0.03));
+  // Nothing recorded and no pricing: neither is written.
+  const SuiteStats none = suite_stats({b}, {task_stats(b, Options{})}, Options{});
+  CHECK(none.priced); // b's first run recorded one
+  b.runs[0].cost_usd.reset();
+  const SuiteStats nothing = suite_stats({b}, {task_stats(b, Options{})}, Options{});
+  CHECK_FALSE(nothing.priced);
+  CHECK_FALSE(nothing.user_costed);
+}
