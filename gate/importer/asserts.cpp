@@ -377,6 +377,16 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
       return a;
     }
   }
+  // A grader file: promptfoo runs it.
+  if (text.starts_with("file://")) {
+    const bool py = text.ends_with(".py") || text.find(".py:") != std::string::npos;
+    const bool js = text.ends_with(".js") || text.ends_with(".ts") ||
+                    text.find(".js:") != std::string::npos || text.find(".ts:") != std::string::npos;
+    if (py || js) {
+      set(py ? "python" : "javascript", text.substr(7));
+      return a;
+    }
+  }
   // "not-type(threshold):value", the type one of promptfoo's (read by hand:
   // a cell may be long, and std::regex recurses per character).
   std::size_t i = text.starts_with("not-") ? 4 : 0;

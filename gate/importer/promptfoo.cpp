@@ -132,17 +132,25 @@ void read_prompt(const Node& n, const fs::path& base,
       const bj::value v =
           ext == ".json" ? json::parse_strict(text, file) : to_json(read_yaml(text, file, true));
       out.emplace_back(n, chat(n, v, why));
-    } else if (ext == ".txt" || ext == ".md" || ext == ".j2" || ext == ".njk" || ext == ".prompt" ||
-               ext.empty()) {
-      // promptfoo splits a text file into prompts at lines of "---".
-      std::string text = read_text(base, rel, n);
-      std::vector<std::string> parts;
-      for (std::size_t at = 0;;) {
-        const std::size_t cut = text.find("\n---\n", at);
-        parts.push_back(text.substr(at, cut == std::string::npos ? std::string::npos : cut - at));
-        if (cut == std::string::npos) break;
-        at = cut + 5;
+    } else if (ext == ".md" || ext == ".j2") {
+      out.emplace_back(n, as_templates(n, read_text(base, rel, n), why)); // the whole file, as it is
+    } else if (ext == ".txt") {
+      // promptfoo splits a text file into prompts at lines of "---", each
+      // part trimmed, empty ones dropped.
+      const std::string text = read_text(base, rel, n);
+      std::vector<std::string> parts(1);
+      for (std::size_t at = 0; at <= text.size();) {
+        std::size_t nl = text.find('\n', at);
+        if (nl == std::string::npos) nl = text.size();
+        std::string_view line = std::string_view(text).substr(at, nl - at);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        if (trim_space(line) == "---")
+          parts.emplace_back();
+        else
+          parts.back().append(line).append("\n");
+        at = nl + 1;
       }
+      std::erase_if(parts, [](const std::string& p) { return trim_space(p).empty(); });
       for (std::size_t i = 0; i < parts.size(); ++i) {
         out.emplace_back(n, as_templates(n, std::string(trim_space(parts[i])), why));
         if (!out.back().second)
@@ -150,7 +158,9 @@ void read_prompt(const Node& n, const fs::path& base,
       }
       continue;
     } else {
-      why = "a prompt function or template in a " + ext + " file, which promptfoo runs";
+      why = "a prompt function or template in a " +
+            (ext.empty() ? std::string("file without extension") : ext + " file") +
+            ", which promptfoo runs or reads with a loader of its own";
       out.emplace_back(n, std::nullopt);
     }
     if (!out.back().second) findings.unmapped_at(n, what, why);

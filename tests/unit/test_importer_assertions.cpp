@@ -134,6 +134,8 @@ TEST_CASE("an __expected cell reads as promptfoo reads it") {
   CHECK(read("llm-rubric:Is polite") == R"({"type":"llm-rubric","value":"Is polite"})");
   CHECK(read("fn:output.length > 3") == R"({"type":"javascript","value":"output.length > 3"})");
   CHECK(read("python:len(output) > 3") == R"({"type":"python","value":"len(output) > 3"})");
+  CHECK(read("file://graders/tone.py") == R"({"type":"python","value":"graders/tone.py"})");
+  CHECK(read("file://check.js:grade") == R"({"type":"javascript","value":"check.js:grade"})");
   CHECK(read("contains-any:a,b") == R"({"type":"contains-any","value":"a,b"})");
   // Not a type of promptfoo's before the colon: the whole cell is the expected answer.
   CHECK(read("Note: closed") == R"({"type":"equals","value":"Note: closed"})");

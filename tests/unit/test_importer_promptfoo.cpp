@@ -169,7 +169,7 @@ tests:
         value: a
   - file://t.xlsx
 )");
-  spit(d / "p.txt", "Q: {{q}}\n---\n{% if q %}{{q}}{% endif %}\n");
+  spit(d / "p.txt", "Q: {{q}}\r\n  ---  \r\n\n---\n{% if q %}{{q}}{% endif %}\n");
   spit(
       d / "chat.json",
       R"([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "{{q}}"}])");
@@ -299,4 +299,40 @@ TEST_CASE("untrusted text in findings is escaped: no control byte reaches the re
   }
   const Finding f{"c.yaml:3", "test \"a\x1b[2Jb\"", "why\nforged"};
   CHECK(finding_line(f) == "c.yaml:3: test \"a\\x1b[2Jb\": why\\nforged");
+}
+
+TEST_CASE("prompts: .txt split at --- lines, .md whole, chat JSON inline or in a file, the mapping form") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  const std::string tests =
+      "tests:\n  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n";
+  auto import_with = [&](const std::string& prompts) {
+    spit(d / "c.yaml", prompts + "providers: [openai:gpt-4o]\n" + tests);
+    return import_promptfoo(d / "c.yaml", "x");
+  };
+  spit(d / "p.txt", "\n  Q: {{q}}  \r\n  ---  \r\n\n---\nR: {{q}}\n");
+  spit(d / "p.md", "# Q\n---\n{{q}}\n\n");
+  Import im = import_with("prompts: [file://p.txt, file://p.md]\n");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "Q: {{q}}\n");
+  CHECK(file_text(im, "prompts/prompt-2.md") == "R: {{q}}\n");
+  CHECK(file_text(im, "prompts/prompt-3.md") == "# Q\n---\n{{q}}\n\n\n");
+  CHECK(im.unmapped.size() == 2); // prompts 2 and 3: written, not run
+
+  im = import_with(
+      "prompts:\n  - '[{\"role\": \"system\", \"content\": \"Be {{q}}.\"}, {\"role\": \"user\", \"content\": "
+      "\"{{q}}?\"}]'\n");
+  CHECK(file_text(im, "prompts/prompt-1.system.md") == "Be {{q}}.\n");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "{{q}}?\n");
+  CHECK(file_text(im, "gate.yaml").find("  system_file: prompts/prompt-1.system.md\n") != std::string::npos);
+
+  spit(d / "chat.yaml", "- role: user\n  content: 'Hi {{q}}'\n");
+  im = import_with("prompts:\n  file://chat.yaml: greeting\n");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "Hi {{q}}\n");
+
+  im = import_with("prompts:\n  - {raw: 'Hey {{q}}', label: raw}\n  - file://grade.py\n");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "Hey {{q}}\n");
+  REQUIRE(im.unmapped.size() == 1);
+  CHECK(finding_line(im.unmapped[0]) == "c.yaml:3: prompt \"file://grade.py\": a prompt function or template "
+                                        "in a .py file, which promptfoo runs "
+                                        "or reads with a loader of its own");
 }
