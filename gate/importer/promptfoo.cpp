@@ -105,6 +105,10 @@ void read_prompt(const Node& n, const fs::path& base,
                  std::vector<std::pair<Node, std::optional<Prompt>>>& out, Findings& findings) {
   std::string why;
   std::string spec;
+  for (const auto& [key, value] : n.is_map() ? n.entries : std::vector<std::pair<std::string, Node>>{})
+    if (key != "raw" && key != "id" && key != "label")
+      findings.unmapped_at(value, "prompt key " + quote_excerpt(key),
+                           "not carried over: gate sends the prompt with gate.yaml's model settings");
   if (n.is_scalar()) {
     spec = n.text;
   } else if (n.is_map() && n.get("raw") != nullptr && n.get("raw")->is_scalar()) {
@@ -218,10 +222,14 @@ std::string finding_line(const Finding& f) {
 Import import_promptfoo(const fs::path& config_path, const std::string& suite_name) {
   const fs::path base = config_path.parent_path().empty() ? fs::path(".") : config_path.parent_path();
   const std::string config_name = config_path.filename().string();
+  const std::string ext = extension(config_name);
+  if (ext == ".js" || ext == ".cjs" || ext == ".mjs" || ext == ".ts")
+    throw_bad_input(config_name +
+                    ": a JavaScript config, which only promptfoo can run; expected YAML or JSON "
+                    "(promptfoo's own examples are promptfooconfig.yaml)");
   std::string text = gate::read_file(config_path, std::size_t{1} << 20);
-  const Node root = extension(config_name) == ".json"
-                        ? from_json(json::parse_strict(text, config_name), config_name, 0)
-                        : read_yaml(text, config_name, false);
+  const Node root = ext == ".json" ? from_json(json::parse_strict(text, config_name), config_name, 0)
+                                   : read_yaml(text, config_name, false);
   if (!root.is_map())
     throw_bad_input(config_name + ": expected a promptfoo config (a mapping), got " + describe(root));
 

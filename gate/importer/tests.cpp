@@ -195,6 +195,12 @@ std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const
   if (v.text.starts_with("file://")) {
     const std::string rel = v.text.substr(7);
     const std::string ext = extension(rel);
+    if (rel.find_first_of("*?[") != std::string::npos) {
+      ctx.findings->unmapped_at(
+          v, "var " + quote_excerpt(name),
+          "a glob, which promptfoo expands into one test per file; gate import does not");
+      return std::nullopt;
+    }
     if (ext == ".txt" || ext == ".md" || ext == ".html" || ext == ".xml" || ext.empty())
       return read_text(ctx.base, rel, v);
     ctx.findings->unmapped_at(v, "var " + quote_excerpt(name),

@@ -336,3 +336,26 @@ TEST_CASE("prompts: .txt split at --- lines, .md whole, chat JSON inline or in a
                                         "in a .py file, which promptfoo runs "
                                         "or reads with a loader of its own");
 }
+
+TEST_CASE(
+    "what promptfoo expands or runs at eval time is listed: var globs, prompt settings, JavaScript configs") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(
+      d / "c.yaml",
+      "prompts:\n  - raw: '{{q}}'\n    config: {temperature: 1}\ntests:\n  - vars: {q: 'file://docs/*.txt'}\n"
+      "    assert:\n      - type: contains\n        value: a\n  - vars: {q: b}\n    assert:\n"
+      "      - type: contains\n        value: b\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  CHECK(
+      lines(im.unmapped) ==
+      std::vector<std::string>{
+          "c.yaml:0: providers: none maps to a model gate speaks; gate.yaml's model is a placeholder",
+          "c.yaml:3: prompt key \"config\": not carried over: gate sends the prompt with gate.yaml's model "
+          "settings",
+          "c.yaml:5: var \"q\": a glob, which promptfoo expands into one test per file; gate import does not",
+      });
+  CHECK(im.cases == 1);
+  spit(d / "promptfooconfig.js", "module.exports = {};\n");
+  CHECK(bad_input(d / "promptfooconfig.js").starts_with("promptfooconfig.js: a JavaScript config"));
+}
