@@ -7,11 +7,12 @@
 #include <gate/check/check.hpp>
 #include <gate/prompt/template.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
 #include <gate/util/text.hpp>
 
 namespace gate::importer::detail {
 
-namespace json = boost::json;
+namespace bj = boost::json;
 
 namespace {
 
@@ -130,7 +131,7 @@ struct Mapper {
       why = "no threshold; expected a number";
       return std::nullopt;
     }
-    const json::value v = to_json(*t);
+    const bj::value v = to_json(*t);
     if (!v.is_number()) {
       why = "threshold " + describe(*t) + " is not a number";
       return std::nullopt;
@@ -138,18 +139,18 @@ struct Mapper {
     return v.to_number<double>();
   }
 
-  json::object text_check(const char* type, const std::string& value) {
+  bj::object text_check(const char* type, const std::string& value) {
     return {{"type", type}, {"value", value}};
   }
 
-  json::object group(const char* type, const char* inner, const std::vector<std::string>& values) {
-    json::array checks;
+  bj::object group(const char* type, const char* inner, const std::vector<std::string>& values) {
+    bj::array checks;
     for (const auto& v : values)
-      checks.push_back(json::object{{"type", inner}, {"value", v}});
+      checks.push_back(bj::object{{"type", inner}, {"value", v}});
     return {{"type", type}, {"checks", std::move(checks)}};
   }
 
-  std::optional<json::object> base(const std::string& type) {
+  std::optional<bj::object> base(const std::string& type) {
     const Node* value = a.get("value");
     if (type == "equals") {
       if (value != nullptr && !value->is_scalar()) {
@@ -158,7 +159,7 @@ struct Mapper {
       }
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      return json::object{{"type", "equals"}, {"value", *v}, {"trim", false}};
+      return bj::object{{"type", "equals"}, {"value", *v}, {"trim", false}};
     }
     if (type == "contains" || type == "icontains") {
       auto v = scalar(value);
@@ -170,7 +171,7 @@ struct Mapper {
     if (type == "regex") {
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      return json::object{{"type", "regex"}, {"pattern", *v}};
+      return bj::object{{"type", "regex"}, {"pattern", *v}};
     }
     if (type == "starts-with") {
       auto v = scalar(value);
@@ -182,9 +183,9 @@ struct Mapper {
     if (type == "contains-any" || type == "contains-all") {
       auto v = texts(value);
       if (!v) return std::nullopt;
-      json::array values(v->begin(), v->end());
-      return json::object{{"type", type == "contains-any" ? "contains_any" : "contains_all"},
-                          {"values", std::move(values)}};
+      bj::array values(v->begin(), v->end());
+      return bj::object{{"type", type == "contains-any" ? "contains_any" : "contains_all"},
+                        {"values", std::move(values)}};
     }
     if (type == "icontains-any" || type == "icontains-all") {
       auto v = texts(value);
@@ -199,12 +200,27 @@ struct Mapper {
                 "takes the whole answer only"
               : "gate takes the whole answer or its first fenced code block; promptfoo finds JSON "
                 "anywhere in the text");
-      if (value == nullptr) return json::object{{"type", "json"}};
-      if (value->is_scalar()) {
-        why = "a schema given as text or a file; gate import takes an inline schema (a mapping)";
+      if (value == nullptr || (value->is_scalar() && value->text.empty()))
+        return bj::object{{"type", "json"}};
+      findings.note_at(a, what,
+                       "the schema is checked by gate's subset of JSON Schema 2020-12; promptfoo's ajv reads "
+                       "draft-07");
+      if (!value->is_scalar()) return bj::object{{"type", "json_schema"}, {"schema", to_json(*value)}};
+      if (value->text.starts_with("file://")) {
+        why = "a schema in a file, which promptfoo loads; gate import takes one written in the config";
         return std::nullopt;
       }
-      return json::object{{"type", "json_schema"}, {"schema", to_json(*value)}};
+      // A schema as text (a CSV cell, a YAML string): promptfoo reads it as YAML, of which JSON is a part.
+      try {
+        const std::string_view schema_text = trim_space(value->text);
+        return bj::object{{"type", "json_schema"},
+                          {"schema", schema_text.starts_with('{')
+                                         ? json::parse_strict(schema_text, a.where())
+                                         : to_json(read_yaml(schema_text, a.where(), false))}};
+      } catch (const Error& e) {
+        why = std::string("the schema text does not parse: ") + e.what();
+        return std::nullopt;
+      }
     }
     if (type == "llm-rubric") {
       auto v = scalar(value);
@@ -216,12 +232,12 @@ struct Mapper {
       findings.note_at(a, what,
                        "graded by gate's judge (judge.model in gate.yaml, else model.name) with its own "
                        "prompt and a pass/fail verdict, not promptfoo's grader and score");
-      return json::object{{"type", "llm_judge"}, {"rubric", *v}};
+      return bj::object{{"type", "llm_judge"}, {"rubric", *v}};
     }
     if (type == "latency") {
       auto t = threshold();
       if (!t) return std::nullopt;
-      return json::object{{"type", "latency_ms"}, {"max", *t}};
+      return bj::object{{"type", "latency_ms"}, {"max", *t}};
     }
     if (type == "cost") {
       auto t = threshold();
@@ -230,7 +246,7 @@ struct Mapper {
           a, what,
           "gate prices tokens with gate.yaml's pricing table, which the import leaves empty: the "
           "check is errored until the model has a row");
-      return json::object{{"type", "cost"}, {"max_usd", *t}};
+      return bj::object{{"type", "cost"}, {"max_usd", *t}};
     }
     if (type == "finish-reason") {
       auto v = scalar(value);
@@ -240,7 +256,7 @@ struct Mapper {
             a, what,
             "gate compares Anthropic's own stop_reason (end_turn, max_tokens, tool_use); promptfoo "
             "normalizes it to OpenAI's names");
-      return json::object{{"type", "finish_reason"}, {"equals", *v}};
+      return bj::object{{"type", "finish_reason"}, {"equals", *v}};
     }
     // assert-set
     const Node* inner = a.get("assert");
@@ -252,7 +268,7 @@ struct Mapper {
       why = "a threshold on a share of its assertions; gate's all_of needs every one";
       return std::nullopt;
     }
-    json::array checks;
+    bj::array checks;
     for (const Node& item : inner->items) {
       Findings local;
       auto c = map_assert(item, ctx, local);
@@ -265,7 +281,7 @@ struct Mapper {
       }
       checks.push_back(std::move(*c));
     }
-    return json::object{{"type", "all_of"}, {"checks", std::move(checks)}};
+    return bj::object{{"type", "all_of"}, {"checks", std::move(checks)}};
   }
 };
 
@@ -304,7 +320,7 @@ std::optional<std::string> render_value(const std::string& text, const Vars& var
   }
 }
 
-std::optional<json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings) {
+std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings) {
   const Node* type_node = a.is_map() ? a.get("type") : nullptr;
   if (type_node == nullptr || !type_node->is_scalar()) {
     findings.unmapped_at(a, "assert", "expected a mapping with a \"type\", got " + describe(a));
@@ -312,7 +328,7 @@ std::optional<json::object> map_assert(const Node& a, const AssertContext& ctx, 
   }
   const std::string type = type_node->text;
   Mapper m{a, ctx, findings, "assert " + quote_excerpt(type, 64), ""};
-  auto give_up = [&](const std::string& reason) -> std::optional<json::object> {
+  auto give_up = [&](const std::string& reason) -> std::optional<bj::object> {
     findings.unmapped_at(a, m.what, reason);
     return std::nullopt;
   };
@@ -327,16 +343,16 @@ std::optional<json::object> map_assert(const Node& a, const AssertContext& ctx, 
     return give_up("provider: gate grades with one judge model for the suite (judge.model in gate.yaml)");
   if (negated && (base_type == "llm-rubric" || base_type == "assert-set"))
     return give_up("gate's not holds no llm_judge or group of them");
-  std::optional<json::object> check = m.base(base_type);
+  std::optional<bj::object> check = m.base(base_type);
   if (!check) return give_up(m.why);
   if (negated) {
     if (base_type == "contains")
-      check = json::object{{"type", "not_contains"}, {"value", check->at("value")}};
+      check = bj::object{{"type", "not_contains"}, {"value", check->at("value")}};
     else
-      check = json::object{{"not", std::move(*check)}};
+      check = bj::object{{"not", std::move(*check)}};
   }
   if (const Node* w = a.get("weight")) {
-    const json::value v = to_json(*w);
+    const bj::value v = to_json(*w);
     if (!v.is_number() || v.to_number<double>() == 0)
       return give_up("weight " + describe(*w) +
                      ": the assertion does not count in promptfoo; gate would require it");
@@ -351,7 +367,7 @@ std::optional<json::object> map_assert(const Node& a, const AssertContext& ctx, 
     (*check)["name"] = metric->text;
   }
   try {
-    (void)check::parse(json::value(*check), std::nullopt, a.where());
+    (void)check::parse(bj::value(*check), std::nullopt, a.where());
   } catch (const Error& e) {
     return give_up(std::string("gate refuses the check: ") + e.what());
   }
@@ -362,8 +378,8 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
   auto scalar = [&](std::string s) { return scalar_node(std::move(s), file, line); };
   Node a = map_node(file, line);
   auto set = [&](const char* type, std::string value) {
-    a.entries.emplace_back("type", scalar(type));
-    a.entries.emplace_back("value", scalar(std::move(value)));
+    a.add("type", scalar(type));
+    a.add("value", scalar(std::move(value)));
   };
   for (const auto& [prefix, type] :
        std::vector<std::pair<std::string, std::string>>{{"javascript:", "javascript"},
@@ -407,12 +423,12 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
   }
   const bool form = i == text.size() || text[i] == ':';
   if (form && !type.empty() && (mapped_type(type) || unmappable_reason(type) != nullptr)) {
-    a.entries.emplace_back("type", scalar(text.substr(0, type_begin) + type));
-    if (i < text.size()) a.entries.emplace_back("value", scalar(text.substr(i + 1)));
+    a.add("type", scalar(text.substr(0, type_begin) + type));
+    if (i < text.size()) a.add("value", scalar(text.substr(i + 1)));
     if (threshold) {
       Node t = scalar(*threshold);
       t.quoted = false;
-      a.entries.emplace_back("threshold", t);
+      a.add("threshold", t);
     }
     return a;
   }

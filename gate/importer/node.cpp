@@ -38,7 +38,7 @@ Node convert(const YAML::Node& y, const std::string& file) {
         fail_at(file, pair.first.Mark(),
                 "duplicate key " + quote_excerpt(key) + " (first at line " + std::to_string(it->second) +
                     ")");
-      n.entries.emplace_back(key, convert(pair.second, file));
+      n.add(key, convert(pair.second, file));
       // An implicit null ("key:" and nothing) is marked where the next node begins.
       if (pair.second.IsNull()) n.entries.back().second.line = line;
     }
@@ -94,6 +94,8 @@ Node map_node(const std::string& file, std::size_t line) {
   return n;
 }
 
+void Node::add(std::string key, Node value) { entries.push_back(Entry{std::move(key), std::move(value)}); }
+
 std::string Node::where() const { return file + ":" + std::to_string(line); }
 
 Node read_yaml(std::string_view text, const std::string& file, bool list_root) {
@@ -122,7 +124,7 @@ Node from_json(const boost::json::value& v, const std::string& file, std::size_t
   if (v.is_object()) {
     n.kind = Node::Kind::map;
     for (const auto& kv : v.as_object())
-      n.entries.emplace_back(std::string(kv.key()), from_json(kv.value(), file, line));
+      n.add(std::string(kv.key()), from_json(kv.value(), file, line));
   } else if (v.is_array()) {
     n.kind = Node::Kind::list;
     for (const auto& item : v.as_array())

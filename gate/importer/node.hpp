@@ -14,13 +14,14 @@ namespace gate::importer {
 
 struct Node {
   enum class Kind { null, scalar, list, map };
+  struct Entry; // a key and its value (not std::pair: Node is incomplete here)
   Kind kind = Kind::null;
   std::string text;    // a scalar as written (a JSON number or boolean as its JSON text)
   bool quoted = false; // a quoted YAML scalar or a JSON string: a string, never a number
   std::vector<Node> items;
-  std::vector<std::pair<std::string, Node>> entries; // in file order, keys unique
-  std::string file;                                  // as the import report names it
-  std::size_t line = 0;                              // 1-based; 0 = the whole file
+  std::vector<Entry> entries; // in file order, keys unique
+  std::string file;           // as the import report names it
+  std::size_t line = 0;       // 1-based; 0 = the whole file
 
   bool is_scalar() const { return kind == Kind::scalar; }
   bool is_list() const { return kind == Kind::list; }
@@ -28,6 +29,12 @@ struct Node {
   bool is_null() const { return kind == Kind::null; }
   const Node* get(std::string_view key) const; // nullptr when absent (or not a map)
   std::string where() const;                   // "file:line"
+  void add(std::string key, Node value);
+};
+
+struct Node::Entry {
+  std::string first;
+  Node second;
 };
 
 // A string scalar and an empty mapping at file:line, for the tests and

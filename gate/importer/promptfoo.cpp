@@ -105,7 +105,7 @@ void read_prompt(const Node& n, const fs::path& base,
                  std::vector<std::pair<Node, std::optional<Prompt>>>& out, Findings& findings) {
   std::string why;
   std::string spec;
-  for (const auto& [key, value] : n.is_map() ? n.entries : std::vector<std::pair<std::string, Node>>{})
+  for (const auto& [key, value] : n.is_map() ? n.entries : std::vector<Node::Entry>{})
     if (key != "raw" && key != "id" && key != "label")
       findings.unmapped_at(value, "prompt key " + quote_excerpt(key),
                            "not carried over: gate sends the prompt with gate.yaml's model settings");

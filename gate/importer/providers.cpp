@@ -86,7 +86,10 @@ std::optional<Model> map_provider(const Node& p, Findings& findings, std::string
 
   std::string host;
   if (config != nullptr && config->is_map()) {
-    for (const auto& [key, value] : config->entries) {
+    for (const auto& entry : config->entries) {
+      // Named, not bound: a lambda below uses them (clang 14 captures no structured binding).
+      const std::string& key = entry.first;
+      const Node& value = entry.second;
       const std::string what = "provider config " + quote_excerpt(key);
       const bj::value v = to_json(value);
       auto number_in = [&](double lo, double hi) {

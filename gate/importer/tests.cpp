@@ -21,7 +21,7 @@ constexpr std::size_t k_max_expanded = 10000;
 Node& entry(Node& map, const std::string& key) {
   for (auto& [k, v] : map.entries)
     if (k == key) return v;
-  map.entries.emplace_back(key, Node{});
+  map.add(key, Node{});
   return map.entries.back().second;
 }
 
