@@ -273,12 +273,16 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     Node asserts;
     asserts.kind = Node::Kind::list;
     Node metadata = map_node(t.file, t.line);
+    bool left_out = false;
     for (const Node* source : {static_cast<const Node*>(&defaults), &t}) {
       for (const auto& [key, value] : source->entries) {
         if (std::find(k_test_keys.begin(), k_test_keys.end(), key) == k_test_keys.end()) {
-          ctx.findings->unmapped_at(
-              value, "key " + quote_excerpt(key) + " of a test",
-              "not carried over: gate runs every case with gate.yaml's model and prompt");
+          // provider, prompts, providerOutput, assertScoringFunction, ...: the
+          // test runs or passes otherwise than a gate case would.
+          ctx.findings->unmapped_at(value, "key " + quote_excerpt(key) + " of a test",
+                                    "the test is left out: gate runs every case with gate.yaml's model "
+                                    "and prompt and passes it when every check passes");
+          left_out = true;
         } else if (key == "vars" || key == "metadata") {
           if (!value.is_map()) {
             if (!value.is_null())
@@ -294,11 +298,21 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
             throw_bad_input(value.where() + ": assert: expected a list of assertions, got " +
                             describe(value));
         } else if (key == "options") {
-          for (const auto& [k, v] : value.entries)
-            ctx.findings->unmapped_at(
-                v, "options." + k,
-                "not carried over: gate sends the prompt as written and checks the answer "
-                "as the model gave it");
+          for (const auto& [k, v] : value.entries) {
+            if (k == "provider" || k == "rubricPrompt") {
+              ctx.findings->unmapped_at(
+                  v, "options." + k,
+                  "not carried over: gate grades llm_judge with judge.model and its own "
+                  "prompt");
+            } else {
+              // transform, prefix, suffix, ...: the request or the answer the
+              // assertions see would differ, so no check of the test is faithful.
+              ctx.findings->unmapped_at(v, "options." + k,
+                                        "the test is left out: it changes the prompt or the answer its "
+                                        "assertions see");
+              left_out = true;
+            }
+          }
         } else if (key == "threshold") {
           ctx.findings->unmapped_at(
               value, "threshold " + describe(value),
@@ -333,6 +347,10 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     if (combos > k_max_expanded) {
       ctx.findings->unmapped_at(t, "test", "its list-valued vars expand to more than 10000 tests");
       usable = false;
+    }
+    if (left_out) {
+      out.push_back({merged, {}, "options or keys gate cannot run"});
+      continue;
     }
     if (!usable) {
       out.push_back({merged, {}, "a var gate import cannot read"});

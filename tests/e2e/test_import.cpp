@@ -118,9 +118,9 @@ TEST_CASE(
           "would behave the same",
           "tests/more.yaml:23: threshold \"0.5\": a pass mark on the weighted score; a gate case passes when "
           "every check passes",
-          "tests/more.yaml:27: options.provider: not carried over: gate sends the prompt as written and "
-          "checks "
-          "the answer as the model gave it",
+          "tests/more.yaml:27: options.provider: not carried over: gate grades llm_judge with judge.model "
+          "and "
+          "its own prompt",
           "tests/support.csv:4: assert \"levenshtein\": promptfoo's threshold is an edit distance in "
           "characters; "
           "gate's similar check compares a ratio (1 - distance / the longer length), a different test",

@@ -152,7 +152,7 @@ tests:
   - description: has a threshold
     vars: {q: hi}
     threshold: 0.8
-    provider: openai:gpt-4o
+    options: {provider: openai:gpt-4o}
     assert:
       - type: javascript
         value: 'output.length > 1'
@@ -189,8 +189,9 @@ tests:
           "promptfooconfig.yaml:12: key \"scenarios\": not carried over by gate import",
           "promptfooconfig.yaml:16: threshold \"0.8\": a pass mark on the weighted score; a gate case passes "
           "when every check passes",
-          "promptfooconfig.yaml:17: key \"provider\" of a test: not carried over: gate runs every case with "
-          "gate.yaml's model and prompt",
+          "promptfooconfig.yaml:17: options.provider: not carried over: gate grades llm_judge with "
+          "judge.model "
+          "and its own prompt",
           "promptfooconfig.yaml:19: assert \"javascript\": runs code inside promptfoo; gate's script check "
           "runs "
           "a program of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no "
@@ -358,4 +359,43 @@ TEST_CASE(
   CHECK(im.cases == 1);
   spit(d / "promptfooconfig.js", "module.exports = {};\n");
   CHECK(bad_input(d / "promptfooconfig.js").starts_with("promptfooconfig.js: a JavaScript config"));
+}
+
+TEST_CASE("a test whose options or keys change the request or the answer is left out, never half-checked") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", R"(prompts: ['{{q}}']
+providers: [openai:gpt-4o]
+tests:
+  - vars: {q: a}
+    options:
+      transform: JSON.parse(output)
+    assert:
+      - type: contains
+        value: a
+  - vars: {q: b}
+    provider: anthropic:messages:claude-sonnet-4-5
+    assert:
+      - type: contains
+        value: b
+  - file://t.csv
+  - vars: {q: c}
+    assert:
+      - type: contains
+        value: c
+)");
+  spit(d / "t.csv", "q,__expected,__prefix\nd,contains:d,Answer: \n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  CHECK(lines(im.unmapped) == std::vector<std::string>{
+                                  "c.yaml:6: options.transform: the test is left out: it changes the prompt "
+                                  "or the answer its assertions see",
+                                  "c.yaml:11: key \"provider\" of a test: the test is left out: gate runs "
+                                  "every case with gate.yaml's "
+                                  "model and prompt and passes it when every check passes",
+                                  "t.csv:2: options.prefix: the test is left out: it changes the prompt or "
+                                  "the answer its assertions see",
+                              });
+  CHECK(im.tests == 4);
+  CHECK(im.cases == 1);
+  CHECK(cases(im).at(0).at("vars").at("q") == "c");
 }
