@@ -365,9 +365,14 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
              "\n";
     ++out.cases;
   }
-  if (out.cases == 0)
+  if (out.cases == 0) {
+    // Nothing is written, so the message carries the report's first reasons.
+    std::string reasons;
+    for (std::size_t i = 0; i < findings.unmapped.size() && i < 5; ++i)
+      reasons += "; " + finding_line(findings.unmapped[i]);
     throw_bad_input(config_name + ": no test with an assertion gate can check (" + std::to_string(out.tests) +
-                    " tests read); nothing to import");
+                    " tests read); nothing to import" + reasons);
+  }
   // What is written loads: the cases parse as gate parses them.
   (void)suite::parse_cases(cases, "the imported cases");
 

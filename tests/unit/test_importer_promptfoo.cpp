@@ -280,8 +280,14 @@ TEST_CASE("bad input: file:line:col and what was expected") {
   CHECK(bad_input(d / "e.yaml").starts_with("e.yaml: no prompt gate can use; e.yaml:1: prompt: nunjucks"));
   spit(d / "f.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n    assert:\n      - type: javascript\n"
                      "        value: 'true'\n");
-  CHECK(bad_input(d / "f.yaml") ==
-        "f.yaml: no test with an assertion gate can check (1 tests read); nothing to import");
+  CHECK(
+      bad_input(d / "f.yaml") ==
+      "f.yaml: no test with an assertion gate can check (1 tests read); nothing to import; f.yaml:5: assert "
+      "\"javascript\": runs code inside promptfoo; gate's script check runs a program of your own with the "
+      "answer "
+      "on stdin (docs/suite-format.md \"Script checks\"), and no generated one would behave the same; "
+      "f.yaml:3: "
+      "test 1: left out of the suite: none of its assertions maps to a gate check");
 }
 
 TEST_CASE("untrusted text in findings is escaped: no control byte reaches the report") {
