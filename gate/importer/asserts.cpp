@@ -20,7 +20,7 @@ namespace {
 // models, or test what gate has no check for: listed with one reason each.
 const std::vector<std::pair<std::vector<std::string>, std::string>>& unmappable() {
   static const std::vector<std::pair<std::vector<std::string>, std::string>> k_rows = {
-      {{"javascript", "python", "ruby", "webhook"},
+      {{"javascript", "ruby", "webhook"},
        "runs code inside promptfoo; gate's script check runs a program of your own with the answer on stdin "
        "(docs/suite-format.md \"Script checks\"), and no generated one would behave the same"},
       {{"levenshtein"},
@@ -74,10 +74,10 @@ const std::string* unmappable_reason(const std::string& type) {
   return nullptr;
 }
 
-const std::vector<std::string> k_mapped = {"equals",        "contains",     "icontains",     "regex",
-                                           "starts-with",   "contains-any", "contains-all",  "icontains-any",
-                                           "icontains-all", "is-json",      "contains-json", "llm-rubric",
-                                           "latency",       "cost",         "finish-reason", "assert-set"};
+const std::vector<std::string> k_mapped = {
+    "equals",       "contains",      "icontains",     "regex",      "starts-with",   "contains-any",
+    "contains-all", "icontains-any", "icontains-all", "is-json",    "contains-json", "llm-rubric",
+    "latency",      "cost",          "finish-reason", "assert-set", "python"};
 
 bool mapped_type(const std::string& t) {
   return std::find(k_mapped.begin(), k_mapped.end(), t) != k_mapped.end();
@@ -148,6 +148,48 @@ struct Mapper {
     for (const auto& v : values)
       checks.push_back(bj::object{{"type", inner}, {"value", v}});
     return {{"type", type}, {"checks", std::move(checks)}};
+  }
+
+  // Inline python that reads only `output` runs faithfully from a script
+  // check: the generated runner builds main(output, context) as promptfoo
+  // does and reads its result as promptfoo does. A grader file or code that
+  // reads `context` would get another context than promptfoo's.
+  bool negated = false;
+  std::optional<bj::object> python() {
+    const Node* value = a.get("value");
+    if (value != nullptr && value->is_scalar() && value->text.starts_with("file://")) {
+      why = "a grader file, which promptfoo calls with its context (vars, prompt, test); gate import maps "
+            "inline "
+            "code that reads only output";
+      return std::nullopt;
+    }
+    auto code = scalar(value);
+    if (!code) return std::nullopt;
+    if (code->find("context") != std::string::npos) {
+      why =
+          "the code reads context, which a gate script check cannot give as promptfoo does; gate import maps "
+          "inline code that reads only output";
+      return std::nullopt;
+    }
+    bj::array argv{"python3", k_python_runner_name};
+    if (negated) argv.push_back("--inverse");
+    if (const Node* t = a.get("threshold")) {
+      const bj::value v = to_json(*t);
+      if (!v.is_number()) {
+        why = "threshold " + describe(*t) + " is not a number";
+        return std::nullopt;
+      }
+      argv.push_back("--threshold");
+      argv.push_back(bj::string(json::canonical(v)));
+    }
+    argv.push_back("--");
+    argv.push_back(bj::string(*code));
+    if (ctx.uses_python != nullptr) *ctx.uses_python = true;
+    findings.note_at(
+        a, what,
+        std::string("a script check runs it with python3 from PATH through ") + k_python_runner_name +
+            " (written to the suite), as promptfoo runs inline python; within gate's 10 s timeout");
+    return bj::object{{"type", "script"}, {"argv", std::move(argv)}};
   }
 
   std::optional<bj::object> base(const std::string& type) {
@@ -234,6 +276,7 @@ struct Mapper {
                        "prompt and a pass/fail verdict, not promptfoo's grader and score");
       return bj::object{{"type", "llm_judge"}, {"rubric", *v}};
     }
+    if (type == "python") return python();
     if (type == "latency") {
       auto t = threshold();
       if (!t) return std::nullopt;
@@ -343,9 +386,10 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
     return give_up("provider: gate grades with one judge model for the suite (judge.model in gate.yaml)");
   if (negated && (base_type == "llm-rubric" || base_type == "assert-set"))
     return give_up("gate's not holds no llm_judge or group of them");
+  m.negated = negated;
   std::optional<bj::object> check = m.base(base_type);
   if (!check) return give_up(m.why);
-  if (negated) {
+  if (negated && base_type != "python") { // python's runner inverts as promptfoo does (a crash still fails)
     if (base_type == "contains")
       check = bj::object{{"type", "not_contains"}, {"value", check->at("value")}};
     else
@@ -360,7 +404,8 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
       findings.note_at(a, m.what,
                        "weight " + describe(*w) + " dropped: gate has no weights, every check must pass");
   }
-  if (const Node* t = a.get("threshold"); t != nullptr && base_type != "latency" && base_type != "cost")
+  if (const Node* t = a.get("threshold");
+      t != nullptr && base_type != "latency" && base_type != "cost" && base_type != "python")
     findings.note_at(a, m.what, "threshold " + describe(*t) + " dropped: gate's check passes or fails");
   if (const Node* metric = a.get("metric")) {
     if (!metric->is_scalar() || metric->text.empty()) return give_up("metric must be a non-empty name");

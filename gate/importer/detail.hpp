@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/importer/importer.hpp>
@@ -35,8 +36,13 @@ std::optional<std::string> render_value(const std::string& text, const Vars& var
 // own parser, so what is returned loads.
 struct AssertContext {
   const Vars* vars = nullptr;
-  bool anthropic = false; // the chosen provider's finish reasons are Anthropic's
+  bool anthropic = false;      // the chosen provider's finish reasons are Anthropic's
+  bool* uses_python = nullptr; // set when a check runs k_python_runner
 };
+
+// The script an inline python assertion's check runs (suite/promptfoo_python.py).
+extern const std::string_view k_python_runner;
+inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
 std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
 
 // A CSV cell of an __expected column as promptfoo reads it: "type:value",

@@ -111,11 +111,9 @@ TEST_CASE(
           "tests/more.yaml:15: assert \"javascript\": runs code inside promptfoo; gate's script check runs a "
           "program of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no "
           "generated one would behave the same",
-          "tests/more.yaml:17: assert \"python\": runs code inside promptfoo; gate's script check runs a "
-          "program "
-          "of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no generated "
-          "one "
-          "would behave the same",
+          "tests/more.yaml:17: assert \"python\": a grader file, which promptfoo calls with its context "
+          "(vars, "
+          "prompt, test); gate import maps inline code that reads only output",
           "tests/more.yaml:23: threshold \"0.5\": a pass mark on the weighted score; a gate case passes when "
           "every check passes",
           "tests/more.yaml:27: options.provider: not carried over: gate grades llm_judge with judge.model "

@@ -63,6 +63,10 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
       {"type: finish-reason\nvalue: length", R"({"equals":"length","type":"finish_reason"})"},
       {"type: assert-set\nassert:\n  - type: contains\n    value: a\n  - type: not-contains\n    value: b",
        R"({"checks":[{"type":"contains","value":"a"},{"type":"not_contains","value":"b"}],"type":"all_of"})"},
+      {"type: python\nvalue: \"'{{city}}' in output\"",
+       R"({"argv":["python3","promptfoo_python.py","--","'Paris' in output"],"type":"script"})"},
+      {"type: not-python\nvalue: |\n  n = len(output)\n  return n / 10\nthreshold: 0.5",
+       R"({"argv":["python3","promptfoo_python.py","--inverse","--threshold","0.5","--","n = len(output)\nreturn n / 10\n"],"type":"script"})"},
       {"type: contains\nvalue: a\nmetric: tone", R"({"name":"tone","type":"contains","value":"a"})"},
       {"type: contains\nvalue: a\nweight: 3", R"({"type":"contains","value":"a"})"},
   };
@@ -91,7 +95,9 @@ TEST_CASE("what is mapped with a difference is noted at its line, with why") {
 TEST_CASE("assertions gate cannot check faithfully are unmapped, never approximated") {
   const std::vector<std::pair<std::string, std::string>> table = {
       {"type: javascript\nvalue: output.length < 10", "runs code inside promptfoo"},
-      {"type: python\nvalue: file://grade.py", "runs code inside promptfoo"},
+      {"type: python\nvalue: file://grade.py", "a grader file, which promptfoo calls with its context"},
+      {"type: python\nvalue: context['vars']['q'] in output", "the code reads context"},
+      {"type: not-python\nvalue: file://grade.py", "a grader file"},
       {"type: levenshtein\nvalue: hello\nthreshold: 2", "promptfoo's threshold is an edit distance"},
       {"type: similar\nvalue: hello", "embedding similarity"},
       {"type: rouge-n\nvalue: hello", "levenshtein and rouge_l only"},

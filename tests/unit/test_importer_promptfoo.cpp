@@ -161,8 +161,8 @@ tests:
   - description: nothing gate can check
     vars: {q: x}
     assert:
-      - type: python
-        value: 'True'
+      - type: javascript
+        value: 'true'
   - vars: {q: {nested: 1}}
     assert:
       - type: contains
@@ -198,8 +198,8 @@ tests:
           "generated one would behave the same",
           "promptfooconfig.yaml:23: test \"nothing gate can check\": left out of the suite: none of its "
           "assertions maps to a gate check",
-          "promptfooconfig.yaml:26: assert \"python\": runs code inside promptfoo; gate's script check runs "
-          "a "
+          "promptfooconfig.yaml:26: assert \"javascript\": runs code inside promptfoo; gate's script check "
+          "runs a "
           "program of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no "
           "generated one would behave the same",
           "promptfooconfig.yaml:28: var \"q\": an object value; gate's vars are text and its templates have "
