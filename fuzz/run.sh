@@ -20,7 +20,7 @@ seconds=60
 runs=0
 build_only=0
 targets=()
-all=(config suite_line report cache_entry retry_after markdown check regex sse redact)
+all=(config suite_line report cache_entry retry_after markdown check regex sse redact import)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in

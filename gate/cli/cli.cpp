@@ -65,6 +65,7 @@ const std::vector<Command>& commands() {
       {"cache", "show, verify or prune the response cache", cmd_cache},
       {"config", "show the effective configuration and where each value came from", cmd_config},
       {"merge", "combine partial reports from `gate run --shard i/n` into one report", cmd_merge},
+      {"import", "turn a promptfoo config into a gate suite, prompt files and gate.yaml", cmd_import},
       {"analyze", "read another harness's run logs (JSON/JSONL) and write the same report as `gate run`",
        cmd_analyze},
       {"proxy", "serve a loopback record/replay endpoint for agents' OpenAI/Anthropic SDKs", cmd_proxy},

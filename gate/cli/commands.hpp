@@ -32,5 +32,6 @@ int cmd_doctor(const Args& args);
 int cmd_analyze(const Args& args);
 int cmd_proxy(const Args& args);
 int cmd_init(const Args& args);
+int cmd_import(const Args& args);
 
 } // namespace gate::cli

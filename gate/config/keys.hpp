@@ -87,7 +87,8 @@ inline constexpr std::size_t k_max_config_bytes = 1 << 20;
 // Checks the raw text before yaml-cpp sees it, for what yaml-cpp reports
 // badly or not at all: size, NUL bytes, invalid UTF-8, tabs in indentation,
 // flow nesting deeper than k_max_flow_depth. Throws Error(bad_input)
-// "where:line:col: ...".
-void prescan(std::string_view text, const std::string& where);
+// "where:line:col: ...". The root is a mapping, or with `list_root` (a
+// promptfoo tests file, gate/importer/) a mapping or a block list ("- ").
+void prescan(std::string_view text, const std::string& where, bool list_root = false);
 
 } // namespace gate::config::detail

@@ -41,7 +41,7 @@ bool content_follows(std::string_view text, std::size_t i) {
 // yaml-cpp 0.8.0 (Debian 13, ubuntu-24.04) loops on every one of them and on
 // fuzz/corpus/config/regression-*.yaml too (.ci/debian13 tries each), so no
 // part of this guard is for 0.7 alone.
-void prescan(std::string_view text, const std::string& where) {
+void prescan(std::string_view text, const std::string& where, bool list_root) {
   auto fail = [&](std::size_t line, std::size_t col, const std::string& msg) {
     throw Error(Exit::bad_input, located(where, line, col, msg));
   };
@@ -82,7 +82,7 @@ void prescan(std::string_view text, const std::string& where) {
   bool line_starts_item = false; // the line's first content is "- "
   bool line_starts_flow = false; // ... or "["
   auto check_line = [&] {
-    if (line_col == 0 || key_on_line) {
+    if (line_col == 0 || key_on_line || (list_root && root_col == 0 && line_starts_item)) {
       if (root_col == 0 && line_col != 0) root_col = line_col;
       return;
     }

@@ -26,23 +26,6 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
     text.replace(at, from.size(), to);
 }
 
-// A value as a YAML scalar: plain when it is plainly a name or a URL, else
-// a JSON string, which YAML reads as a double-quoted scalar with the same
-// escapes. So no model name can add a key or end the line early.
-std::string yaml_scalar(std::string_view s) {
-  bool plain = !s.empty() && s.back() != ':' && (std::isalnum(static_cast<unsigned char>(s[0])) != 0);
-  for (char c : s)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-                      std::string_view("._/:@+-").find(c) != std::string_view::npos);
-  // Words YAML reads as null or a boolean stay strings only when quoted.
-  for (std::string_view word : {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"})
-    plain = plain && s != word;
-  if (plain) return std::string(s);
-  std::string out;
-  json::append_quoted(s, out);
-  return out;
-}
-
 std::string provider_list() {
   std::string out;
   for (const auto& p : config::providers())
@@ -62,6 +45,20 @@ std::size_t case_count() {
 }
 
 } // namespace
+
+std::string yaml_scalar(std::string_view s) {
+  bool plain = !s.empty() && s.back() != ':' && (std::isalnum(static_cast<unsigned char>(s[0])) != 0);
+  for (char c : s)
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+                      std::string_view("._/:@+-").find(c) != std::string_view::npos);
+  // Words YAML reads as null or a boolean stay strings only when quoted.
+  for (std::string_view word : {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"})
+    plain = plain && s != word;
+  if (plain) return std::string(s);
+  std::string out;
+  json::append_quoted(s, out);
+  return out;
+}
 
 std::string default_model(const std::string& provider) {
   if (provider == "openai") return "gpt-4o-mini";
@@ -110,10 +107,10 @@ std::vector<File> starter_files(const Options& o) {
   };
 }
 
-void write_files(const fs::path& dir, const std::vector<File>& files) {
+void write_files(const fs::path& dir, const std::vector<File>& files, const std::string& command) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw_bad_input("gate init: " + dir.string() + " is not a directory (create it first, or pass another)");
+    throw_bad_input(command + ": " + dir.string() + " is not a directory (create it first, or pass another)");
   std::vector<std::string> in_the_way;
   for (const File& f : files) {
     // symlink_status: a dangling symlink is in the way too (a rename would replace it).
@@ -133,11 +130,11 @@ void write_files(const fs::path& dir, const std::vector<File>& files) {
     }
   }
   if (!in_the_way.empty()) {
-    std::string message = "gate init: nothing written, ";
+    std::string message = command + ": nothing written, ";
     for (std::size_t i = 0; i < in_the_way.size(); ++i)
       message += (i == 0 ? "" : "; ") + in_the_way[i];
-    throw_bad_input(message +
-                    " (gate init never overwrites; move them aside or run it in another directory)");
+    throw_bad_input(message + " (" + command +
+                    " never overwrites; move them aside or run it in another directory)");
   }
   // All or none here too: a write that fails half-way (a full disk) takes
   // the files already written with it, so a rerun finds nothing in the way.

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // `gate init`: a working starting point in a repository (a pinned suite with
@@ -38,7 +39,14 @@ std::vector<File> starter_files(const Options& options);
 // an existing directory. A write that fails (Error(cannot_run)) removes the
 // files written before it. A file created by someone else between the check
 // and the write is replaced: the check is for people, not for races.
-void write_files(const std::filesystem::path& dir, const std::vector<File>& files);
+// `command` names the writer in messages ("gate import").
+void write_files(const std::filesystem::path& dir, const std::vector<File>& files,
+                 const std::string& command = "gate init");
+
+// A value as a YAML scalar: plain when it is plainly a name or a URL, else a
+// JSON string (YAML reads it as a double-quoted scalar with the same
+// escapes), so no value can add a key or end the line early.
+std::string yaml_scalar(std::string_view s);
 
 // What to run next, one shell command per line, with "# " comment lines
 // before each step; `dir` is the target as the user gave it (a `cd` comes

@@ -1,0 +1,484 @@
+#include <gate/importer/detail.hpp>
+
+#include <algorithm>
+#include <boost/json/value.hpp>
+#include <cctype>
+
+#include <gate/check/check.hpp>
+#include <gate/prompt/template.hpp>
+#include <gate/util/error.hpp>
+#include <gate/util/json.hpp>
+#include <gate/util/text.hpp>
+
+namespace gate::importer::detail {
+
+namespace bj = boost::json;
+
+namespace {
+
+// promptfoo's assertion types that run code, grade with embeddings or
+// models, or test what gate has no check for: listed with one reason each.
+const std::vector<std::pair<std::vector<std::string>, std::string>>& unmappable() {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> k_rows = {
+      {{"javascript", "ruby", "webhook"},
+       "runs code inside promptfoo; gate's script check runs a program of your own with the answer on stdin "
+       "(docs/suite-format.md \"Script checks\"), and no generated one would behave the same"},
+      {{"levenshtein"},
+       "promptfoo's threshold is an edit distance in characters; gate's similar check compares a ratio "
+       "(1 - distance / the longer length), a different test"},
+      {{"similar"}, "embedding similarity through a provider; gate's similar check is lexical"},
+      {{"rouge-n", "bleu", "gleu", "meteor"}, "gate's similar check computes levenshtein and rouge_l only"},
+      {{"model-graded-closedqa",
+        "model-graded-factuality",
+        "factuality",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "g-eval",
+        "select-best",
+        "max-score",
+        "moderation",
+        "classifier",
+        "pi",
+        "perplexity",
+        "perplexity-score",
+        "is-valid-openai-tools-call",
+        "is-valid-openai-function-call",
+        "is-valid-function-call",
+        "tool-call-f1",
+        "is-xml",
+        "contains-xml",
+        "is-sql",
+        "contains-sql",
+        "is-html",
+        "contains-html",
+        "is-refusal",
+        "human",
+        "guardrails",
+        "word-count",
+        "conversation-relevance",
+        "trace-span-count",
+        "trace-span-duration",
+        "trace-error-spans",
+        "search-rubric",
+        "llm-rubric-with-tools"},
+       "no gate check does what this assertion does"},
+  };
+  return k_rows;
+}
+
+const std::string* unmappable_reason(const std::string& type) {
+  for (const auto& [types, reason] : unmappable())
+    if (std::find(types.begin(), types.end(), type) != types.end()) return &reason;
+  return nullptr;
+}
+
+const std::vector<std::string> k_mapped = {
+    "equals",       "contains",      "icontains",     "regex",      "starts-with",   "contains-any",
+    "contains-all", "icontains-any", "icontains-all", "is-json",    "contains-json", "llm-rubric",
+    "latency",      "cost",          "finish-reason", "assert-set", "python"};
+
+bool mapped_type(const std::string& t) {
+  return std::find(k_mapped.begin(), k_mapped.end(), t) != k_mapped.end();
+}
+
+struct Mapper {
+  const Node& a;
+  const AssertContext& ctx;
+  Findings& findings;
+  std::string what;
+  std::string why; // set when the assertion cannot be mapped
+
+  std::optional<std::string> scalar(const Node* v) {
+    if (v == nullptr || !v->is_scalar()) {
+      why = "expected a text value, got " + (v == nullptr ? std::string("none") : describe(*v));
+      return std::nullopt;
+    }
+    if (v->text.starts_with("file://")) {
+      why = "a file:// value, which promptfoo loads or runs; gate import reads none";
+      return std::nullopt;
+    }
+    return render_value(v->text, *ctx.vars, why);
+  }
+
+  // contains-any/all: a list of texts, or one text split at commas as promptfoo does.
+  std::optional<std::vector<std::string>> texts(const Node* v) {
+    std::vector<std::string> out;
+    if (v != nullptr && v->is_list()) {
+      for (const Node& item : v->items) {
+        auto s = scalar(&item);
+        if (!s) return std::nullopt;
+        out.push_back(*s);
+      }
+    } else {
+      auto s = scalar(v);
+      if (!s) return std::nullopt;
+      for (std::size_t at = 0;;) {
+        const std::size_t comma = s->find(',', at);
+        out.emplace_back(trim_space(std::string_view(*s).substr(at, comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    }
+    if (out.empty()) why = "an empty list of values";
+    return out.empty() ? std::nullopt : std::optional(out);
+  }
+
+  std::optional<double> threshold() {
+    const Node* t = a.get("threshold");
+    if (t == nullptr || !t->is_scalar()) {
+      why = "no threshold; expected a number";
+      return std::nullopt;
+    }
+    const bj::value v = to_json(*t);
+    if (!v.is_number()) {
+      why = "threshold " + describe(*t) + " is not a number";
+      return std::nullopt;
+    }
+    return v.to_number<double>();
+  }
+
+  bj::object text_check(const char* type, const std::string& value) {
+    return {{"type", type}, {"value", value}};
+  }
+
+  bj::object group(const char* type, const char* inner, const std::vector<std::string>& values) {
+    bj::array checks;
+    for (const auto& v : values)
+      checks.push_back(bj::object{{"type", inner}, {"value", v}});
+    return {{"type", type}, {"checks", std::move(checks)}};
+  }
+
+  // Inline python that reads only `output` runs faithfully from a script
+  // check: the generated runner builds main(output, context) as promptfoo
+  // does and reads its result as promptfoo does. A grader file or code that
+  // reads `context` would get another context than promptfoo's.
+  bool negated = false;
+  std::optional<bj::object> python() {
+    const Node* value = a.get("value");
+    if (value != nullptr && value->is_scalar() && value->text.starts_with("file://")) {
+      why = "a grader file, which promptfoo calls with its context (vars, prompt, test); gate import maps "
+            "inline "
+            "code that reads only output";
+      return std::nullopt;
+    }
+    auto code = scalar(value);
+    if (!code) return std::nullopt;
+    if (code->find("context") != std::string::npos) {
+      why =
+          "the code reads context, which a gate script check cannot give as promptfoo does; gate import maps "
+          "inline code that reads only output";
+      return std::nullopt;
+    }
+    bj::array argv{"python3", k_python_runner_name};
+    if (negated) argv.push_back("--inverse");
+    if (const Node* t = a.get("threshold")) {
+      const bj::value v = to_json(*t);
+      if (!v.is_number()) {
+        why = "threshold " + describe(*t) + " is not a number";
+        return std::nullopt;
+      }
+      argv.push_back("--threshold");
+      argv.push_back(bj::string(json::canonical(v)));
+    }
+    argv.push_back("--");
+    argv.push_back(bj::string(*code));
+    if (ctx.uses_python != nullptr) *ctx.uses_python = true;
+    findings.note_at(
+        a, what,
+        std::string("a script check runs it with python3 from PATH through ") + k_python_runner_name +
+            " (written to the suite), as promptfoo runs inline python; within gate's 10 s timeout");
+    return bj::object{{"type", "script"}, {"argv", std::move(argv)}};
+  }
+
+  std::optional<bj::object> base(const std::string& type) {
+    const Node* value = a.get("value");
+    if (type == "equals") {
+      if (value != nullptr && !value->is_scalar()) {
+        why = "a JSON value to compare with; gate's equals compares text";
+        return std::nullopt;
+      }
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      return bj::object{{"type", "equals"}, {"value", *v}, {"trim", false}};
+    }
+    if (type == "contains" || type == "icontains") {
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      if (type == "icontains" && !std::all_of(v->begin(), v->end(), [](char c) { return (c & 0x80) == 0; }))
+        findings.note_at(a, what, "gate ignores ASCII case only; promptfoo lowercases every letter");
+      return text_check(type.c_str(), *v);
+    }
+    if (type == "regex") {
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      return bj::object{{"type", "regex"}, {"pattern", *v}};
+    }
+    if (type == "starts-with") {
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      findings.note_at(a, what,
+                       "gate's starts_with skips the answer's leading whitespace; promptfoo's does not");
+      return text_check("starts_with", *v);
+    }
+    if (type == "contains-any" || type == "contains-all") {
+      auto v = texts(value);
+      if (!v) return std::nullopt;
+      bj::array values(v->begin(), v->end());
+      return bj::object{{"type", type == "contains-any" ? "contains_any" : "contains_all"},
+                        {"values", std::move(values)}};
+    }
+    if (type == "icontains-any" || type == "icontains-all") {
+      auto v = texts(value);
+      if (!v) return std::nullopt;
+      return group(type == "icontains-any" ? "any_of" : "all_of", "icontains", *v);
+    }
+    if (type == "is-json" || type == "contains-json") {
+      findings.note_at(
+          a, what,
+          type == "is-json"
+              ? "gate also accepts the JSON in the answer's first fenced code block; promptfoo "
+                "takes the whole answer only"
+              : "gate takes the whole answer or its first fenced code block; promptfoo finds JSON "
+                "anywhere in the text");
+      if (value == nullptr || (value->is_scalar() && value->text.empty()))
+        return bj::object{{"type", "json"}};
+      findings.note_at(a, what,
+                       "the schema is checked by gate's subset of JSON Schema 2020-12; promptfoo's ajv reads "
+                       "draft-07");
+      if (!value->is_scalar()) return bj::object{{"type", "json_schema"}, {"schema", to_json(*value)}};
+      if (value->text.starts_with("file://")) {
+        why = "a schema in a file, which promptfoo loads; gate import takes one written in the config";
+        return std::nullopt;
+      }
+      // A schema as text (a CSV cell, a YAML string): promptfoo reads it as YAML, of which JSON is a part.
+      try {
+        const std::string_view schema_text = trim_space(value->text);
+        return bj::object{{"type", "json_schema"},
+                          {"schema", schema_text.starts_with('{')
+                                         ? json::parse_strict(schema_text, a.where())
+                                         : to_json(read_yaml(schema_text, a.where(), false))}};
+      } catch (const Error& e) {
+        why = std::string("the schema text does not parse: ") + e.what();
+        return std::nullopt;
+      }
+    }
+    if (type == "llm-rubric") {
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      if (a.get("rubricPrompt") != nullptr) {
+        why = "a custom rubricPrompt; gate's judge has one fixed prompt";
+        return std::nullopt;
+      }
+      findings.note_at(a, what,
+                       "graded by gate's judge (judge.model in gate.yaml, else model.name) with its own "
+                       "prompt and a pass/fail verdict, not promptfoo's grader and score");
+      return bj::object{{"type", "llm_judge"}, {"rubric", *v}};
+    }
+    if (type == "python") return python();
+    if (type == "latency") {
+      auto t = threshold();
+      if (!t) return std::nullopt;
+      return bj::object{{"type", "latency_ms"}, {"max", *t}};
+    }
+    if (type == "cost") {
+      auto t = threshold();
+      if (!t) return std::nullopt;
+      findings.note_at(
+          a, what,
+          "gate prices tokens with gate.yaml's pricing table, which the import leaves empty: the "
+          "check is errored until the model has a row");
+      return bj::object{{"type", "cost"}, {"max_usd", *t}};
+    }
+    if (type == "finish-reason") {
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
+      if (ctx.anthropic)
+        findings.note_at(
+            a, what,
+            "gate compares Anthropic's own stop_reason (end_turn, max_tokens, tool_use); promptfoo "
+            "normalizes it to OpenAI's names");
+      return bj::object{{"type", "finish_reason"}, {"equals", *v}};
+    }
+    // assert-set
+    const Node* inner = a.get("assert");
+    if (inner == nullptr || !inner->is_list() || inner->items.empty()) {
+      why = "expected a non-empty assert list";
+      return std::nullopt;
+    }
+    if (a.get("threshold") != nullptr) {
+      why = "a threshold on a share of its assertions; gate's all_of needs every one";
+      return std::nullopt;
+    }
+    bj::array checks;
+    for (const Node& item : inner->items) {
+      Findings local;
+      auto c = map_assert(item, ctx, local);
+      for (auto& n : local.notes)
+        findings.notes.push_back(std::move(n));
+      if (!c || c->contains("rubric")) {
+        why = c ? "an llm-rubric inside; gate's groups hold no llm_judge"
+                : "an assertion inside cannot be mapped (" + local.unmapped.front().reason + ")";
+        return std::nullopt;
+      }
+      checks.push_back(std::move(*c));
+    }
+    return bj::object{{"type", "all_of"}, {"checks", std::move(checks)}};
+  }
+};
+
+} // namespace
+
+void Findings::unmapped_at(const Node& n, const std::string& what, const std::string& reason) {
+  Finding f{n.where(), what, reason};
+  if (std::find(unmapped.begin(), unmapped.end(), f) == unmapped.end()) unmapped.push_back(std::move(f));
+}
+
+void Findings::note_at(const Node& n, const std::string& what, const std::string& reason) {
+  Finding f{n.where(), what, reason};
+  if (std::find(notes.begin(), notes.end(), f) == notes.end()) notes.push_back(std::move(f));
+}
+
+std::optional<std::string> render_value(const std::string& text, const Vars& vars, std::string& why) {
+  if (text.find("{%") != std::string::npos || text.find("{#") != std::string::npos ||
+      text.find("\\{{") != std::string::npos) {
+    why = "nunjucks tags ({% %}, {# #}) or an escaped \\{{, which gate's {{var}} templates do not have";
+    return std::nullopt;
+  }
+  if (text.find("{{") == std::string::npos) return text;
+  try {
+    // A value's final line end is text, unlike a template file's.
+    const prompt::Template t = prompt::parse(text + "\n", "value");
+    std::string out = t.pieces.front();
+    for (std::size_t i = 0; i < t.slots.size(); ++i) {
+      auto it = vars.find(t.slots[i].name);
+      out += it == vars.end() ? "" : it->second;
+      out += t.pieces[i + 1];
+    }
+    return out;
+  } catch (const Error&) {
+    why = "nunjucks beyond {{name}} (a filter, a field or an expression), which gate's templates do not have";
+    return std::nullopt;
+  }
+}
+
+std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings) {
+  const Node* type_node = a.is_map() ? a.get("type") : nullptr;
+  if (type_node == nullptr || !type_node->is_scalar()) {
+    findings.unmapped_at(a, "assert", "expected a mapping with a \"type\", got " + describe(a));
+    return std::nullopt;
+  }
+  const std::string type = type_node->text;
+  Mapper m{a, ctx, findings, "assert " + quote_excerpt(type, 64), ""};
+  auto give_up = [&](const std::string& reason) -> std::optional<bj::object> {
+    findings.unmapped_at(a, m.what, reason);
+    return std::nullopt;
+  };
+  const bool negated = type.starts_with("not-") && type != "not-";
+  const std::string base_type = negated ? type.substr(4) : type;
+  if (const std::string* reason = unmappable_reason(base_type)) return give_up(*reason);
+  if (!mapped_type(base_type)) return give_up("not an assertion type gate import knows");
+  for (const char* key : {"transform", "contextTransform"})
+    if (a.get(key) != nullptr)
+      return give_up(std::string(key) + ": gate checks the answer as the model gave it");
+  if (a.get("provider") != nullptr)
+    return give_up("provider: gate grades with one judge model for the suite (judge.model in gate.yaml)");
+  if (negated && (base_type == "llm-rubric" || base_type == "assert-set"))
+    return give_up("gate's not holds no llm_judge or group of them");
+  m.negated = negated;
+  std::optional<bj::object> check = m.base(base_type);
+  if (!check) return give_up(m.why);
+  if (negated && base_type != "python") { // python's runner inverts as promptfoo does (a crash still fails)
+    if (base_type == "contains")
+      check = bj::object{{"type", "not_contains"}, {"value", check->at("value")}};
+    else
+      check = bj::object{{"not", std::move(*check)}};
+  }
+  if (const Node* w = a.get("weight")) {
+    const bj::value v = to_json(*w);
+    if (!v.is_number() || v.to_number<double>() == 0)
+      return give_up("weight " + describe(*w) +
+                     ": the assertion does not count in promptfoo; gate would require it");
+    if (v.to_number<double>() != 1)
+      findings.note_at(a, m.what,
+                       "weight " + describe(*w) + " dropped: gate has no weights, every check must pass");
+  }
+  if (const Node* t = a.get("threshold");
+      t != nullptr && base_type != "latency" && base_type != "cost" && base_type != "python")
+    findings.note_at(a, m.what, "threshold " + describe(*t) + " dropped: gate's check passes or fails");
+  if (const Node* metric = a.get("metric")) {
+    if (!metric->is_scalar() || metric->text.empty()) return give_up("metric must be a non-empty name");
+    (*check)["name"] = metric->text;
+  }
+  try {
+    (void)check::parse(bj::value(*check), std::nullopt, a.where());
+  } catch (const Error& e) {
+    return give_up(std::string("gate refuses the check: ") + e.what());
+  }
+  return check;
+}
+
+Node assertion_from_string(const std::string& text, const std::string& file, std::size_t line) {
+  auto scalar = [&](std::string s) { return scalar_node(std::move(s), file, line); };
+  Node a = map_node(file, line);
+  auto set = [&](const char* type, std::string value) {
+    a.add("type", scalar(type));
+    a.add("value", scalar(std::move(value)));
+  };
+  for (const auto& [prefix, type] :
+       std::vector<std::pair<std::string, std::string>>{{"javascript:", "javascript"},
+                                                        {"fn:", "javascript"},
+                                                        {"eval:", "javascript"},
+                                                        {"python:", "python"},
+                                                        {"grade:", "llm-rubric"},
+                                                        {"llm-rubric:", "llm-rubric"}}) {
+    if (text.starts_with(prefix)) {
+      set(type.c_str(), text.substr(prefix.size()));
+      return a;
+    }
+  }
+  // A grader file: promptfoo runs it.
+  if (text.starts_with("file://")) {
+    const bool py = text.ends_with(".py") || text.find(".py:") != std::string::npos;
+    const bool js = text.ends_with(".js") || text.ends_with(".ts") ||
+                    text.find(".js:") != std::string::npos || text.find(".ts:") != std::string::npos;
+    if (py || js) {
+      set(py ? "python" : "javascript", text.substr(7));
+      return a;
+    }
+  }
+  // "not-type(threshold):value", the type one of promptfoo's (read by hand:
+  // a cell may be long, and std::regex recurses per character).
+  std::size_t i = text.starts_with("not-") ? 4 : 0;
+  const std::size_t type_begin = i;
+  auto type_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
+  while (i < text.size() && type_char(text[i]))
+    ++i;
+  const std::string type = text.substr(type_begin, i - type_begin);
+  std::optional<std::string> threshold;
+  if (i < text.size() && text[i] == '(') {
+    const std::size_t close = text.find(')', i);
+    const std::string t = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
+    const bool number = !t.empty() && std::isdigit(static_cast<unsigned char>(t.front())) != 0 &&
+                        std::isdigit(static_cast<unsigned char>(t.back())) != 0 &&
+                        t.find_first_not_of("0123456789.") == std::string::npos &&
+                        std::count(t.begin(), t.end(), '.') <= 1;
+    if (number) threshold = t, i = close + 1;
+  }
+  const bool form = i == text.size() || text[i] == ':';
+  if (form && !type.empty() && (mapped_type(type) || unmappable_reason(type) != nullptr)) {
+    a.add("type", scalar(text.substr(0, type_begin) + type));
+    if (i < text.size()) a.add("value", scalar(text.substr(i + 1)));
+    if (threshold) {
+      Node t = scalar(*threshold);
+      t.quoted = false;
+      a.add("threshold", t);
+    }
+    return a;
+  }
+  set("equals", text);
+  return a;
+}
+
+} // namespace gate::importer::detail

@@ -1,0 +1,91 @@
+#pragma once
+
+// Internal to gate_importer: the pieces import_promptfoo() puts together.
+
+#include <boost/json/object.hpp>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gate/importer/importer.hpp>
+#include <gate/importer/node.hpp>
+
+namespace gate::importer::detail {
+
+using Vars = std::map<std::string, std::string>;
+
+// What the import report lists. A finding repeated word for word (a
+// defaultTest assertion, met once per test) is kept once.
+struct Findings {
+  std::vector<Finding> unmapped;
+  std::vector<Finding> notes;
+  void unmapped_at(const Node& n, const std::string& what, const std::string& reason);
+  void note_at(const Node& n, const std::string& what, const std::string& reason);
+};
+
+// Renders promptfoo's {{var}} in an assertion's value with the test's vars,
+// as promptfoo does before it asserts (an undefined var is ""). nullopt with
+// `why` set when the text uses nunjucks beyond {{name}}.
+std::optional<std::string> render_value(const std::string& text, const Vars& vars, std::string& why);
+
+// One promptfoo assertion (a mapping with "type") as a gate check, or
+// nullopt with the reason in `findings`. The check is validated by gate's
+// own parser, so what is returned loads.
+struct AssertContext {
+  const Vars* vars = nullptr;
+  bool anthropic = false;      // the chosen provider's finish reasons are Anthropic's
+  bool* uses_python = nullptr; // set when a check runs k_python_runner
+};
+
+// The script an inline python assertion's check runs (suite/promptfoo_python.py).
+extern const std::string_view k_python_runner;
+inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
+std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
+
+// A CSV cell of an __expected column as promptfoo reads it: "type:value",
+// "type(threshold):value", "not-type:...", "grade:..." or else an equals.
+Node assertion_from_string(const std::string& text, const std::string& file, std::size_t line);
+
+// The tests of a config: inline, from files (CSV, JSON Lines, YAML, JSON,
+// simple globs), defaultTest merged in, list-valued vars expanded, file://
+// vars read. Each test is a mapping node (description, vars, assert, ...);
+// what cannot be read is in `findings`.
+struct ReadContext {
+  std::filesystem::path base; // the config's directory: promptfoo's paths are relative to it
+  Findings* findings = nullptr;
+};
+struct Test {
+  Node node;       // the test after the merge: "vars" holds strings only
+  Vars vars;       // the same vars as strings
+  std::string tag; // "" or why the test cannot be imported (listed already)
+};
+std::vector<Test> read_tests(const Node& config, const ReadContext& ctx);
+
+// `rel` itself, or the files its file-name glob ("tests/*.csv") matches in
+// name order; no match is Error(bad_input) at `from`.
+std::vector<std::string> expand_glob(const std::filesystem::path& base, const std::string& rel,
+                                     const Node& from);
+
+// Reads `path` (relative to base) as promptfoo would name it in the report.
+std::string report_name(const std::filesystem::path& base, const std::filesystem::path& file);
+std::string read_text(const std::filesystem::path& base, const std::string& rel, const Node& from);
+
+// The chosen provider as gate.yaml's model block, or nullopt (with the
+// reason) for one gate does not speak.
+struct Model {
+  std::string provider; // openai | anthropic | azure
+  std::string name;
+  std::string base_url;                        // "" = the provider's default
+  std::string api_key_env;                     // "" = the provider's default
+  std::string api;                             // "" or "responses"
+  std::string api_version;                     // azure deployments
+  std::map<std::string, std::string> settings; // temperature, top_p, max_tokens, seed: YAML text
+  boost::json::object extra;                   // model.extra
+  std::string id;                              // the promptfoo id
+};
+std::optional<Model> map_provider(const Node& p, Findings& findings, std::string& why);
+
+} // namespace gate::importer::detail

@@ -1,0 +1,165 @@
+// gate import promptfoo: each promptfoo assertion gate can check, as the
+// exact gate check it becomes, and each it cannot, with the reason.
+#include <doctest.h>
+
+#include <boost/json.hpp>
+
+#include <gate/importer/detail.hpp>
+#include <gate/util/json.hpp>
+
+using namespace gate::importer;
+using namespace gate::importer::detail;
+
+namespace {
+
+const Vars k_vars = {{"city", "Paris"}, {"expected", "sunny"}};
+
+// The assertion (YAML, one mapping) as its gate check's canonical JSON, or
+// "unmapped: <reason>".
+std::string mapped(const std::string& yaml, Findings* out = nullptr, bool anthropic = false) {
+  Findings local;
+  Findings& f = out != nullptr ? *out : local;
+  const Node a = read_yaml(yaml, "t.yaml", false);
+  AssertContext ctx{&k_vars, anthropic};
+  auto c = map_assert(a, ctx, f);
+  if (c) return gate::json::canonical(*c);
+  REQUIRE(f.unmapped.size() == 1);
+  CHECK(f.unmapped[0].where == "t.yaml:1");
+  return "unmapped: " + f.unmapped[0].reason;
+}
+
+} // namespace
+
+TEST_CASE("every assertion kind gate has a check for maps to exactly that check") {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"type: equals\nvalue: Paris", R"({"trim":false,"type":"equals","value":"Paris"})"},
+      {"type: equals\nvalue: 42", R"({"trim":false,"type":"equals","value":"42"})"},
+      {"type: contains\nvalue: '{{city}}'", R"({"type":"contains","value":"Paris"})"},
+      {"type: icontains\nvalue: '{{ expected }} in {{nowhere}}'",
+       R"({"type":"icontains","value":"sunny in "})"},
+      {"type: not-contains\nvalue: rain", R"({"type":"not_contains","value":"rain"})"},
+      {"type: not-icontains\nvalue: rain", R"({"not":{"type":"icontains","value":"rain"}})"},
+      {"type: regex\nvalue: '^\\d+$'", R"({"pattern":"^\\d+$","type":"regex"})"},
+      {"type: not-regex\nvalue: x", R"({"not":{"pattern":"x","type":"regex"}})"},
+      {"type: starts-with\nvalue: Yes", R"({"type":"starts_with","value":"Yes"})"},
+      {"type: contains-any\nvalue: [a, b]", R"({"type":"contains_any","values":["a","b"]})"},
+      {"type: contains-all\nvalue: 'a, b ,c'", R"({"type":"contains_all","values":["a","b","c"]})"},
+      {"type: icontains-any\nvalue: [A]", R"({"checks":[{"type":"icontains","value":"A"}],"type":"any_of"})"},
+      {"type: icontains-all\nvalue: 'x,y'",
+       R"({"checks":[{"type":"icontains","value":"x"},{"type":"icontains","value":"y"}],"type":"all_of"})"},
+      {"type: is-json", R"({"type":"json"})"},
+      {"type: contains-json", R"({"type":"json"})"},
+      {"type: not-is-json", R"({"not":{"type":"json"}})"},
+      {"type: is-json\nvalue:\n  type: object\n  required: [a]",
+       R"({"schema":{"required":["a"],"type":"object"},"type":"json_schema"})"},
+      {"type: contains-json\nvalue: '{\"required\": [\"a\"]}'",
+       R"({"schema":{"required":["a"]},"type":"json_schema"})"},
+      {"type: is-json\nvalue: |\n  type: array\n  minItems: 1\n",
+       R"({"schema":{"minItems":1,"type":"array"},"type":"json_schema"})"},
+      {"type: llm-rubric\nvalue: Polite about {{city}}",
+       R"({"rubric":"Polite about Paris","type":"llm_judge"})"},
+      {"type: latency\nthreshold: 1500", R"({"max":1500,"type":"latency_ms"})"},
+      {"type: cost\nthreshold: 0.002", R"({"max_usd":0.002,"type":"cost"})"},
+      {"type: finish-reason\nvalue: length", R"({"equals":"length","type":"finish_reason"})"},
+      {"type: assert-set\nassert:\n  - type: contains\n    value: a\n  - type: not-contains\n    value: b",
+       R"({"checks":[{"type":"contains","value":"a"},{"type":"not_contains","value":"b"}],"type":"all_of"})"},
+      {"type: python\nvalue: \"'{{city}}' in output\"",
+       R"({"argv":["python3","promptfoo_python.py","--","'Paris' in output"],"type":"script"})"},
+      {"type: not-python\nvalue: |\n  n = len(output)\n  return n / 10\nthreshold: 0.5",
+       R"({"argv":["python3","promptfoo_python.py","--inverse","--threshold","0.5","--","n = len(output)\nreturn n / 10\n"],"type":"script"})"},
+      {"type: contains\nvalue: a\nmetric: tone", R"({"name":"tone","type":"contains","value":"a"})"},
+      {"type: contains\nvalue: a\nweight: 3", R"({"type":"contains","value":"a"})"},
+  };
+  for (const auto& [yaml, want] : table) {
+    CAPTURE(yaml);
+    CHECK(mapped(yaml) == want);
+  }
+}
+
+TEST_CASE("what is mapped with a difference is noted at its line, with why") {
+  Findings f;
+  CHECK(mapped("type: contains\nvalue: a\nweight: 3", &f) == R"({"type":"contains","value":"a"})");
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0] == Finding{"t.yaml:1", "assert \"contains\"",
+                              "weight \"3\" dropped: gate has no weights, every check must pass"});
+  Findings g;
+  (void)mapped("type: finish-reason\nvalue: end_turn", &g, true);
+  REQUIRE(g.notes.size() == 1);
+  CHECK(g.notes[0].reason.find("Anthropic's own stop_reason") != std::string::npos);
+  Findings h;
+  (void)mapped("type: icontains\nvalue: ÉTÉ", &h);
+  REQUIRE(h.notes.size() == 1);
+  CHECK(h.notes[0].reason == "gate ignores ASCII case only; promptfoo lowercases every letter");
+}
+
+TEST_CASE("assertions gate cannot check faithfully are unmapped, never approximated") {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"type: javascript\nvalue: output.length < 10", "runs code inside promptfoo"},
+      {"type: python\nvalue: file://grade.py", "a grader file, which promptfoo calls with its context"},
+      {"type: python\nvalue: context['vars']['q'] in output", "the code reads context"},
+      {"type: not-python\nvalue: file://grade.py", "a grader file"},
+      {"type: levenshtein\nvalue: hello\nthreshold: 2", "promptfoo's threshold is an edit distance"},
+      {"type: similar\nvalue: hello", "embedding similarity"},
+      {"type: rouge-n\nvalue: hello", "levenshtein and rouge_l only"},
+      {"type: is-valid-openai-tools-call", "no gate check does what this assertion does"},
+      {"type: model-graded-closedqa\nvalue: x", "no gate check does what this assertion does"},
+      {"type: frobnicate", "not an assertion type gate import knows"},
+      {"type: equals\nvalue: {a: 1}", "a JSON value to compare with"},
+      {"type: contains\nvalue: '{{ city | upper }}'", "nunjucks beyond {{name}}"},
+      {"type: contains\nvalue: '{% if x %}a{% endif %}'", "nunjucks tags"},
+      {"type: contains\nvalue: file://expected.txt", "a file:// value"},
+      {"type: contains\nvalue: a\ntransform: output.trim()",
+       "transform: gate checks the answer as the model gave it"},
+      {"type: llm-rubric\nvalue: a\nprovider: openai:gpt-4o", "provider: gate grades with one judge model"},
+      {"type: llm-rubric\nvalue: a\nrubricPrompt: 'x'", "a custom rubricPrompt"},
+      {"type: not-llm-rubric\nvalue: a", "gate's not holds no llm_judge"},
+      {"type: latency", "no threshold; expected a number"},
+      {"type: contains\nvalue: a\nweight: 0", "the assertion does not count in promptfoo"},
+      {"type: is-json\nvalue: file://schema.json", "a schema in a file"},
+      {"type: is-json\nvalue: '{\"type\": '", "the schema text does not parse: t.yaml:1:"},
+      {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: contains\n    value: a",
+       "a threshold on a share"},
+      {"type: assert-set\nassert:\n  - type: javascript\n    value: 'true'",
+       "an assertion inside cannot be mapped"},
+      {"type: regex\nvalue: '(?=a)b'", "gate refuses the check: t.yaml:1:"},
+  };
+  for (const auto& [yaml, reason] : table) {
+    CAPTURE(yaml);
+    const std::string got = mapped(yaml);
+    CHECK(got.starts_with("unmapped: "));
+    CHECK(got.find(reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("an __expected cell reads as promptfoo reads it") {
+  auto read = [](const std::string& cell) {
+    return gate::json::canonical(to_json(assertion_from_string(cell, "t.csv", 3)));
+  };
+  CHECK(read("Paris") == R"({"type":"equals","value":"Paris"})");
+  CHECK(read("contains:Par") == R"({"type":"contains","value":"Par"})");
+  CHECK(read("not-icontains:rain") == R"({"type":"not-icontains","value":"rain"})");
+  CHECK(read("is-json") == R"({"type":"is-json"})");
+  CHECK(read("levenshtein(5):Yes, we are") ==
+        R"({"threshold":5,"type":"levenshtein","value":"Yes, we are"})");
+  CHECK(read("grade:Is polite") == R"({"type":"llm-rubric","value":"Is polite"})");
+  CHECK(read("llm-rubric:Is polite") == R"({"type":"llm-rubric","value":"Is polite"})");
+  CHECK(read("fn:output.length > 3") == R"({"type":"javascript","value":"output.length > 3"})");
+  CHECK(read("python:len(output) > 3") == R"({"type":"python","value":"len(output) > 3"})");
+  CHECK(read("file://graders/tone.py") == R"({"type":"python","value":"graders/tone.py"})");
+  CHECK(read("file://check.js:grade") == R"({"type":"javascript","value":"check.js:grade"})");
+  CHECK(read("contains-any:a,b") == R"({"type":"contains-any","value":"a,b"})");
+  // Not a type of promptfoo's before the colon: the whole cell is the expected answer.
+  CHECK(read("Note: closed") == R"({"type":"equals","value":"Note: closed"})");
+  CHECK(read("contains(x):a") == R"({"type":"equals","value":"contains(x):a"})");
+  CHECK(assertion_from_string("x", "t.csv", 3).where() == "t.csv:3");
+}
+
+TEST_CASE("render_value: {{name}} from the test's vars, an undefined one empty, nunjucks logic refused") {
+  std::string why;
+  CHECK(render_value("{{city}}!", k_vars, why) == "Paris!");
+  CHECK(render_value("{{ missing }}x", k_vars, why) == "x");
+  CHECK(render_value("no slots } {", k_vars, why) == "no slots } {");
+  CHECK(!render_value("{{ city.name }}", k_vars, why));
+  CHECK(!render_value("{# c #}", k_vars, why));
+  CHECK(!render_value("\\{{city}}", k_vars, why));
+}
