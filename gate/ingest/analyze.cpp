@@ -32,11 +32,16 @@ void fold_retry(Record& earlier, Record&& later) {
   run.latency_ms += earlier.run.latency_ms;
   // The chain cost what every attempt cost; one attempt without a cost
   // makes the whole unknown.
-  for (auto side : {&results::Run::cost_usd, &results::Run::user_cost_usd}) {
-    if ((run.*side).has_value() != (earlier.run.*side).has_value())
-      (run.*side).reset();
-    else if (run.*side)
-      *(run.*side) += *(earlier.run.*side);
+  if (run.recorded || earlier.run.recorded) {
+    const results::RecordedCost before =
+        earlier.run.recorded ? *earlier.run.recorded : results::RecordedCost{};
+    results::RecordedCost& cost = results::recorded(run);
+    for (auto side : {&results::RecordedCost::agent, &results::RecordedCost::user}) {
+      if ((cost.*side).has_value() != (before.*side).has_value())
+        (cost.*side).reset();
+      else if (cost.*side)
+        *(cost.*side) += *(before.*side);
+    }
   }
   later.retries += earlier.retries + 1;
   run.attempts = later.retries + 1;

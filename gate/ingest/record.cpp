@@ -281,8 +281,8 @@ Record read_record(const Located& in, const Options& o) {
   run.attempts = r.retries + 1;
   if (outcome && !run.errored()) run.checks.push_back(std::move(check));
   token_usage(f, run);
-  run.cost_usd = f.number("cost", true);
-  run.user_cost_usd = f.number("user_cost", true);
+  const std::optional<double> cost = f.number("cost", true), user_cost = f.number("user_cost", true);
+  if (cost || user_cost) run.recorded = results::RecordedCost{cost, user_cost};
   if (auto s = f.number("latency", true)) run.latency_ms = *s * 1000.0;
   if (auto ms = f.number("latency_ms", true)) run.latency_ms = *ms;
   run.tool_calls = tool_calls(f);

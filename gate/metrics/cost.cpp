@@ -47,15 +47,15 @@ void add_cost(std::optional<double>& sum, const std::optional<double>& cost) {
 
 void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
   for (const results::Run& r : t.runs) {
-    s.recorded_cost = s.recorded_cost || r.cost_usd.has_value();
-    s.user_costed = s.user_costed || r.user_cost_usd.has_value();
+    s.recorded_cost = s.recorded_cost || results::recorded_cost(r).has_value();
+    s.user_costed = s.user_costed || results::recorded_user_cost(r).has_value();
   }
   s.priced = o.pricing.configured() || s.recorded_cost;
   if (s.n == 0) return;
   if (s.user_costed) {
     s.user_cost_usd = 0.0;
     for (const results::Run& r : t.runs)
-      if (!r.errored()) add_cost(s.user_cost_usd, r.user_cost_usd);
+      if (!r.errored()) add_cost(s.user_cost_usd, results::recorded_user_cost(r));
   }
   if (!s.priced) return;
   s.cost_usd = 0.0;
@@ -64,7 +64,7 @@ void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
     if (r.errored()) continue;
     // A harness's own record of what the run cost wins over gate's estimate.
     add_cost(r.cache_hit ? s.cached_cost_usd : s.cost_usd,
-             r.cost_usd ? r.cost_usd : run_cost(r, o.routes.shared, o.pricing));
+             results::recorded_cost(r) ? results::recorded_cost(r) : run_cost(r, o.routes.shared, o.pricing));
   }
 }
 

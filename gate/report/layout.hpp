@@ -13,6 +13,8 @@ namespace gate::report::detail {
 // Agent fields are optional as a group: the first one read creates it.
 inline results::AgentRun& agent_of(results::Run& r) { return r.agent ? *r.agent : r.agent.emplace(); }
 inline const results::AgentRun& agent_of(const results::Run& r) { return *r.agent; }
+inline results::RecordedCost& recorded_of(results::Run& r) { return results::recorded(r); }
+inline const results::RecordedCost& recorded_of(const results::Run& r) { return *r.recorded; }
 inline std::string& reason_of(results::CheckResult& c) { return c.reason ? *c.reason : c.reason.emplace(); }
 inline const std::string& reason_of(const results::CheckResult& c) { return *c.reason; }
 
@@ -112,8 +114,12 @@ template <> struct Description<results::Run> {
       field<Count>("judge_cache_hits", &R::judge_cache_hits, judged),
       field<Count>("judge_prompt_tokens", &R::judge_prompt_tokens, judged),
       field<Count>("judge_completion_tokens", &R::judge_completion_tokens, judged),
-      field<Usd>("cost_usd", &R::cost_usd, [](const R& r) { return r.cost_usd.has_value(); }),
-      field<Usd>("user_cost_usd", &R::user_cost_usd, [](const R& r) { return r.user_cost_usd.has_value(); }),
+      field_via<Usd>(
+          "cost_usd", [](auto& r) -> auto& { return recorded_of(r).agent; },
+          [](const R& r) { return results::recorded_cost(r).has_value(); }),
+      field_via<Usd>(
+          "user_cost_usd", [](auto& r) -> auto& { return recorded_of(r).user; },
+          [](const R& r) { return results::recorded_user_cost(r).has_value(); }),
       field_via<ExitCode>(
           "agent_exit_code", [](auto& r) -> auto& { return agent_of(r).exit_code; }, agent),
       field_via<Flag>(

@@ -74,22 +74,31 @@ struct AgentRun {
   std::string final_state_hash; // sha256 of the work copy after the command (agent/workcopy.hpp)
 };
 
+// What another harness recorded a run cost, in USD: the agent's, and a
+// simulated user's apart; each absent when the harness did not record it.
+struct RecordedCost {
+  std::optional<double> agent;
+  std::optional<double> user;
+};
+
 // One run of one task.
+// The small fields come first, together: a 100,000-task report holds
+// hundreds of thousands of runs, and padding between them adds up.
 struct Run {
-  int index = 0;             // replica, 0-based
-  bool passed = false;       // every check held (false when errored)
+  int index = 0;       // replica, 0-based
+  int attempts = 1;    // fresh attempts made (1 for a cache hit)
+  bool passed = false; // every check held (false when errored)
+  bool answer_truncated = false;
+  bool usage_known = true; // false: the provider reported no usage (not zero)
+  bool cache_hit = false;
   std::string error;         // "" or a METRICS.md bucket: auth, timeout, ...
   std::string error_message; // short, redacted
   std::vector<CheckResult> checks;
-  std::string answer; // truncated at k_answer_limit bytes (UTF-8 safe)
-  bool answer_truncated = false;
+  std::string answer;        // truncated at k_answer_limit bytes (UTF-8 safe)
   std::string answer_sha256; // of the full normalized answer
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
-  bool usage_known = true; // false: the provider reported no usage (not zero)
-  double latency_ms = 0;   // model latency; 0 for a cache hit
-  bool cache_hit = false;
-  int attempts = 1;
+  double latency_ms = 0;            // model latency; 0 for a cache hit
   std::string fingerprint;          // request fingerprint (cache key without the replica)
   Route route;                      // empty when read from a report: the report's route (report-schema.md)
   std::vector<ToolCall> tool_calls; // trajectory (agent tasks); empty for plain calls
@@ -104,13 +113,22 @@ struct Run {
   int judge_calls = 0;      // judge calls made (fresh or replayed)
   int judge_cache_hits = 0; // of those, answered from the cache
   Boxed<AgentRun> agent;    // agent tasks only (boxed: most runs have none)
-  // What the harness that wrote the run says it cost in USD (gate analyze):
-  // the agent's, and a simulated user's apart. Absent when not recorded;
-  // a run of gate's own is priced from its tokens instead (METRICS.md "Cost").
-  std::optional<double> cost_usd = {};
-  std::optional<double> user_cost_usd = {};
+  // What the harness that wrote the run says it cost (gate analyze); absent
+  // for a run of gate's own, which is priced from its tokens instead
+  // (METRICS.md "Cost"). Boxed, as agent: a 100,000-task report of gate's
+  // own pays a pointer per run for it, not two optionals.
+  Boxed<RecordedCost> recorded;
   bool errored() const { return !error.empty(); }
 };
+
+// A run's recorded cost, created on first write.
+inline RecordedCost& recorded(Run& r) { return r.recorded ? *r.recorded : r.recorded.emplace(); }
+inline std::optional<double> recorded_cost(const Run& r) {
+  return r.recorded ? r.recorded->agent : std::nullopt;
+}
+inline std::optional<double> recorded_user_cost(const Run& r) {
+  return r.recorded ? r.recorded->user : std::nullopt;
+}
 
 inline constexpr std::size_t k_answer_limit = 2000;
 

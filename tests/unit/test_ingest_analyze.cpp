@@ -123,10 +123,10 @@ TEST_CASE("a retried run cost what every attempt cost; one attempt without a cos
 {"task_id":"t","run_id":1,"passed":true,"cost":0.5}
 )"));
   REQUIRE(tasks.at(0).runs.size() == 2);
-  CHECK(tasks[0].runs[0].cost_usd.value() == doctest::Approx(0.75));
-  CHECK(tasks[0].runs[0].user_cost_usd.value() == doctest::Approx(0.75));
-  CHECK_FALSE(tasks[0].runs[1].cost_usd.has_value());
-  CHECK_FALSE(tasks[0].runs[1].user_cost_usd.has_value());
+  CHECK(gate::results::recorded_cost(tasks[0].runs[0]).value() == doctest::Approx(0.75));
+  CHECK(gate::results::recorded_user_cost(tasks[0].runs[0]).value() == doctest::Approx(0.75));
+  CHECK_FALSE(gate::results::recorded_cost(tasks[0].runs[1]).has_value());
+  CHECK_FALSE(gate::results::recorded_user_cost(tasks[0].runs[1]).has_value());
 }
 
 TEST_CASE("analyze: polluted tasks and their differing fields") {

@@ -96,9 +96,9 @@ TEST_CASE("an Inspect sample: the id is the task, the epoch the run; tokens and 
   CHECK(run.usage_known);
   CHECK(run.prompt_tokens == 180);
   CHECK(run.completion_tokens == 15);
-  REQUIRE(run.cost_usd.has_value());
-  CHECK(*run.cost_usd == doctest::Approx(0.0025));
-  CHECK_FALSE(run.user_cost_usd.has_value());
+  REQUIRE(gate::results::recorded_cost(run).has_value());
+  CHECK(*gate::results::recorded_cost(run) == doctest::Approx(0.0025));
+  CHECK_FALSE(gate::results::recorded_user_cost(run).has_value());
   REQUIRE(run.tool_calls.size() == 1);
   CHECK(run.tool_calls[0].name == "search");
   CHECK(run.answer == "Paris");
@@ -169,7 +169,7 @@ TEST_CASE("an Inspect sample that raised is an errored run; a limit hit is why a
   CHECK_FALSE(recs[1].run.passed);
   CHECK(f.records[1].note == "match I; ended: token limit 1000");
   CHECK(recs[1].run.usage_known);
-  CHECK_FALSE(recs[1].run.cost_usd.has_value()); // no total_cost: n/a
+  CHECK_FALSE(gate::results::recorded_cost(recs[1].run).has_value()); // no total_cost: n/a
   CHECK(recs[1].run.answer.empty());
 }
 

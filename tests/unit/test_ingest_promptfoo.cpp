@@ -84,8 +84,8 @@ TEST_CASE("a promptfoo row: the test under its provider and prompt column is the
   CHECK(run.prompt_tokens == 16);
   CHECK(run.completion_tokens == 6);
   CHECK(run.latency_ms == doctest::Approx(812));
-  REQUIRE(run.cost_usd.has_value());
-  CHECK(*run.cost_usd == doctest::Approx(0.00002));
+  REQUIRE(gate::results::recorded_cost(run).has_value());
+  CHECK(*gate::results::recorded_cost(run) == doctest::Approx(0.00002));
   CHECK(run.answer == "Kyoto");
   CHECK(run.route.at("model") == "openai:gpt-4o-mini");
 }
@@ -116,7 +116,7 @@ TEST_CASE(
   auto recs = read_all(records_of({"results.json", file_with(row)}, {}));
   CHECK(recs[0].run.passed);
   CHECK_FALSE(recs[0].run.usage_known);
-  CHECK_FALSE(recs[0].run.cost_usd.has_value());
+  CHECK_FALSE(gate::results::recorded_cost(recs[0].run).has_value());
   const std::string& id = recs[0].task_id;
   CHECK(id.rfind(R"({"country":"JJJ)", 0) == 0);
   CHECK(id.find("…#") == 80);

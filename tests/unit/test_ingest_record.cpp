@@ -163,11 +163,11 @@ TEST_CASE("tokens, latency, retries and errors") {
 
 TEST_CASE("cost and user_cost: USD the harness recorded, kept apart; absent is n/a; negative is bad input") {
   auto r = read(R"({"task_id":"t","passed":true,"cost":0.0125,"user_cost":0.002})");
-  CHECK(r.run.cost_usd.value() == doctest::Approx(0.0125));
-  CHECK(r.run.user_cost_usd.value() == doctest::Approx(0.002));
+  CHECK(gate::results::recorded_cost(r.run).value() == doctest::Approx(0.0125));
+  CHECK(gate::results::recorded_user_cost(r.run).value() == doctest::Approx(0.002));
   auto none = read(R"({"task_id":"t","passed":true})");
-  CHECK_FALSE(none.run.cost_usd.has_value());
-  CHECK_FALSE(none.run.user_cost_usd.has_value());
+  CHECK_FALSE(gate::results::recorded_cost(none.run).has_value());
+  CHECK_FALSE(gate::results::recorded_user_cost(none.run).has_value());
   CHECK(error_of(R"({"task_id":"t","passed":true,"cost":-1})") ==
         "log.jsonl:4: field \"cost\": expected a number >= 0, got a number");
   CHECK(error_of(R"({"task_id":"t","passed":true,"user_cost":"0.1"})") ==

@@ -148,10 +148,10 @@ TEST_CASE("a cost the harness recorded is the run's, pricing or not; one run wit
   Task a;
   a.id = "a";
   a.runs = {run(0, 1000, 500), run(1, 1000, 500), run(2, 9, 9)};
-  a.runs[0].cost_usd = 0.25;
-  a.runs[1].cost_usd = 0.5;
-  a.runs[0].user_cost_usd = 0.01;
-  a.runs[1].user_cost_usd = 0.02;
+  gate::results::recorded(a.runs[0]).agent = 0.25;
+  gate::results::recorded(a.runs[1]).agent = 0.5;
+  gate::results::recorded(a.runs[0]).user = 0.01;
+  gate::results::recorded(a.runs[1]).user = 0.02;
   a.runs[2].error = "exception";
   a.runs[2].passed = false;
   for (const Options& o : {Options{}, with_prices()}) {
@@ -167,7 +167,7 @@ TEST_CASE("a cost the harness recorded is the run's, pricing or not; one run wit
   Task b;
   b.id = "b";
   b.runs = {run(0, 1000, 500), run(1, 1000, 500)};
-  b.runs[0].cost_usd = 0.1;
+  gate::results::recorded(b.runs[0]).agent = 0.1;
   const TaskStats ta = task_stats(a, Options{}), tb = task_stats(b, Options{});
   CHECK(tb.priced);
   CHECK_FALSE(tb.cost_usd.has_value());
@@ -188,7 +188,7 @@ TEST_CASE("a cost the harness recorded is the run's, pricing or not; one run wit
   // Nothing recorded and no pricing: neither is written.
   const SuiteStats none = suite_stats({b}, {task_stats(b, Options{})}, Options{});
   CHECK(none.priced); // b's first run recorded one
-  b.runs[0].cost_usd.reset();
+  gate::results::recorded(b.runs[0]).agent.reset();
   const SuiteStats nothing = suite_stats({b}, {task_stats(b, Options{})}, Options{});
   CHECK_FALSE(nothing.priced);
   CHECK_FALSE(nothing.user_costed);
