@@ -68,6 +68,59 @@ std::string_view without_bom(std::string_view text) {
   return text;
 }
 
+// Python's json module, and pydantic with ser_json_inf_nan="constants" as
+// Inspect's log models have it, write a non-finite float as a bare NaN,
+// Infinity or -Infinity, which is not JSON: Inspect does so for an unscored
+// sample and for a metric over one epoch (its stderr). A harness's results
+// file is read with each as null, a value not known, which is what null is
+// to every reader here. Infinity keeps its width (padded); NaN → null moves
+// the columns after it on its line by one. Text in strings is left alone.
+std::string python_constants_as_null(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      out.push_back(ch);
+      if (ch == '\\' && i + 1 < text.size())
+        out.push_back(text[++i]);
+      else if (ch == '"')
+        in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    const bool boundary =
+        i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '.');
+    if (boundary) {
+      bool matched = false;
+      for (std::string_view word :
+           {std::string_view("NaN"), std::string_view("Infinity"), std::string_view("-Infinity")}) {
+        const std::size_t end = i + word.size();
+        if (text.substr(i, word.size()) == word &&
+            (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end])))) {
+          out += "null";
+          out.append(word.size() > 4 ? word.size() - 4 : 0, ' ');
+          i = end - 1;
+          matched = true;
+          break;
+        }
+      }
+      if (matched) continue;
+    }
+    out.push_back(ch);
+  }
+  return out;
+}
+
+// One harness results file as one JSON text (strict, naming line:col),
+// Python's constants read as null.
+bj::value parse_harness(std::string_view text, const std::string& file) {
+  if (text.find("NaN") == std::string_view::npos && text.find("Infinity") == std::string_view::npos)
+    return json::parse_strict(text, file);
+  return json::parse_strict(python_constants_as_null(text), file);
+}
+
 // Inspect's default log format, .eval, is a zip archive: say how to get
 // the JSON one instead of "malformed JSON at 1:1".
 void refuse_zip(const Input& in) {
@@ -99,7 +152,7 @@ FileRecords automatic(const Input& in, const Options& o) {
   if (first == std::string_view::npos || (text[first] != '{' && text[first] != '['))
     return {split_records(in.text, in.file), Format::jsonl};
   if (text[first] == '[') {
-    bj::value v = json::parse_strict(text, in.file);
+    bj::value v = parse_harness(text, in.file);
     if (is_tau_bench(v)) return {tau_bench_records(v, in.file), Format::tau_bench};
     return {split_records(in.text, in.file), Format::jsonl};
   }
@@ -109,7 +162,7 @@ FileRecords automatic(const Input& in, const Options& o) {
       bj::parse(text.substr(first, eol == std::string_view::npos ? std::string_view::npos : eol - first), ec);
   // A results file written without indentation is one line: still the harness's.
   if (!ec && !harness_object(line)) return {split_records(in.text, in.file), Format::jsonl};
-  bj::value v = json::parse_strict(text, in.file); // one text: a malformed one names its line:col
+  bj::value v = parse_harness(text, in.file); // one text: a malformed one names its line:col
   return object_records(v, in, o);
 }
 
@@ -144,7 +197,7 @@ FileRecords records_of(const Input& in, const Options& o) {
     throw Error(Exit::bad_input, std::string("--map: names fields of --format jsonl records; --format ") +
                                      format_name(o.format) + " reads its own fields");
   if (o.format == Format::automatic) return automatic(in, o);
-  bj::value v = json::parse_strict(without_bom(in.text), in.file);
+  bj::value v = parse_harness(without_bom(in.text), in.file);
   switch (o.format) {
   case Format::tau_bench: return {tau_bench_records(v, in.file), Format::tau_bench};
   case Format::inspect: return {inspect_records(v, in.file, o), Format::inspect};

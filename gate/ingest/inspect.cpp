@@ -75,9 +75,17 @@ void outcome(const bj::value& sample, const std::string& where, const Options& o
     for (const auto& [name, s] : scores->get_object())
       used.emplace_back(std::string(name), &s);
   }
-  bool all = true;
+  bool all = true, unscored = false;
   std::optional<double> single;
   for (const auto& [name, score] : used) {
+    // A NaN value (null here, harness.cpp) is Inspect's "unscored": no
+    // outcome, so the run is not measured rather than failed.
+    const bj::object* fields = score->if_object();
+    if (fields && fields->contains("value") && fields->at("value").is_null()) {
+      unscored = true;
+      add(note, std::string(utf8_prefix(name, 60)) + " unscored");
+      continue;
+    }
     const bj::value* value = member(score, {"value"});
     if (!value) bad(where, "scores." + name + ".value", "the score's value", value);
     const double x = value_to_float(*value);
@@ -85,10 +93,13 @@ void outcome(const bj::value& sample, const std::string& where, const Options& o
     if (used.size() == 1) single = x;
     add(note, std::string(utf8_prefix(name, 60)) + " " + value_text(*value));
   }
-  if (single)
+  if (unscored) {
+    rec["error_type"] = "unscored";
+  } else if (single) {
     rec["reward"] = *single;
-  else
+  } else {
     rec["passed"] = all;
+  }
 }
 
 // Every model the sample called (graders included, as gate counts its own

@@ -197,3 +197,37 @@ TEST_CASE("Inspect bad input: the sample, the field and what was expected; a .ev
   inspect.format = Format::inspect;
   CHECK(has(error_of("[]", inspect), "log.json: expected an Inspect AI JSON eval log"));
 }
+
+TEST_CASE("Inspect's NaN: an unscored sample is an errored run, a NaN metric is read; text is untouched") {
+  // Inspect's log models write non-finite floats as Python's bare constants
+  // (ser_json_inf_nan="constants"): a one-epoch stderr and an unscored
+  // sample carry NaN. Before, such a log was bad input at the NaN.
+  std::string unscored = R"({"id": "q2", "epoch": 1, "input": "NaN?", "target": "Infinity",
+    "messages": [], "output": {"choices": [], "completion": "NaN and -Infinity, as text"},
+    "scores": {"match": {"value": NaN, "answer": "NaN"}}, "model_usage": {}})";
+  std::string scored = R"({"id": "q2", "epoch": 2, "input": "?", "target": "x", "messages": [],
+    "output": {"choices": [], "completion": "x"}, "scores": {"match": {"value": "C"}},
+    "model_usage": {}, "total_time": Infinity})";
+  std::string log = log_with(unscored + "," + scored);
+  const std::string results = "\"results\": {\"total_samples\": 2, \"completed_samples\": 2, \"scores\": []}";
+  REQUIRE(log.find(results) != std::string::npos);
+  log.replace(
+      log.find(results), results.size(),
+      "\"results\": {\"scores\": [{\"name\": \"match\", \"metrics\": {\"stderr\": {\"name\": \"stderr\", "
+      "\"value\": NaN}, \"low\": {\"name\": \"low\", \"value\": -Infinity}}}]}");
+  for (Format f : {Format::automatic, Format::inspect}) {
+    Options o;
+    o.format = f;
+    const FileRecords file = records_of({"log.json", log}, o);
+    CHECK(file.format == Format::inspect);
+    auto recs = read_all(file);
+    REQUIRE(recs.size() == 2);
+    CHECK(recs[0].run.errored());
+    CHECK(recs[0].run.error == "unscored");
+    CHECK(recs[0].run.answer == "NaN and -Infinity, as text");
+    CHECK(recs[1].run.passed);
+    CHECK(recs[1].run.latency_ms == 0); // an infinite time is no latency: n/a
+  }
+  // A constant inside a word is no constant: still bad input, at its place.
+  CHECK(has(error_of(log_with(R"({"id": 1, "epoch": 1, "scores": {"m": {"value": NaNa}}})")), "log.json:"));
+}
