@@ -153,14 +153,18 @@ void breakdown(const char* title, const char* column, const std::map<std::string
 }
 
 void tokens(const metrics::SuiteStats& s, std::string& out) {
+  // The sums are 0 when no run reported usage; shown so, they would read
+  // as a run that cost nothing.
+  const bool unknown = s.runs_without_usage == s.total_runs && s.total_runs > 0;
+  const auto count = [&](std::int64_t n) { return unknown ? std::string("n/a") : std::to_string(n); };
   out += "## Tokens\n\n| Tokens | Count |\n|---|---:|\n";
-  row(out, {"Prompt", std::to_string(s.prompt_tokens)});
-  row(out, {"Completion", std::to_string(s.completion_tokens)});
-  row(out, {"From cache (no cost)", std::to_string(s.cached_tokens)});
-  row(out, {"Paid", std::to_string(s.paid_tokens)});
-  row(out, {"Per task", fixed(s.tokens_per_task, 1)});
+  row(out, {"Prompt", count(s.prompt_tokens)});
+  row(out, {"Completion", count(s.completion_tokens)});
+  row(out, {"From cache (no cost)", count(s.cached_tokens)});
+  row(out, {"Paid", count(s.paid_tokens)});
+  row(out, {"Per task", unknown ? std::string("n/a") : fixed(s.tokens_per_task, 1)});
   out += '\n';
-  if (s.runs_without_usage == s.total_runs && s.total_runs > 0)
+  if (unknown)
     out += std::string("Token usage: ") + k_not_in_data + " (no run reported usage).\n\n";
   else if (s.runs_without_usage > 0)
     out += plural(s.runs_without_usage, "run", "runs") +
@@ -169,7 +173,7 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
   const auto usd = [](const std::optional<double>& v) { return v ? usd_text(*v) : std::string("n/a"); };
   if (s.priced && s.recorded_cost)
     out += "Cost (as the harness recorded it, measured runs): " + usd(s.cost_usd) +
-           ". n/a: a measured run without a recorded cost.\n\n";
+           (s.cost_usd ? "" : " (a measured run has no recorded cost)") + ".\n\n";
   else if (s.priced)
     out += "Cost (gate.yaml pricing, measured runs): paid " + usd(s.cost_usd) +
            "; replayed runs, as recorded (paid nothing now) " + usd(s.cached_cost_usd) +
@@ -177,7 +181,7 @@ void tokens(const metrics::SuiteStats& s, std::string& out) {
   if (s.user_costed)
     out +=
         "Simulated user's cost (as the harness recorded it, not in the cost above): " + usd(s.user_cost_usd) +
-        ". n/a: a measured run without one.\n\n";
+        (s.user_cost_usd ? "" : " (a measured run has none recorded)") + ".\n\n";
 }
 
 void latency(const metrics::SuiteStats& s, std::string& out) {

@@ -192,6 +192,20 @@ TEST_CASE("breakdowns, tokens, latency and errors") {
   CHECK(has(md, "| timeout | 3 |\n"));
 }
 
+TEST_CASE("tokens: when no run reported usage the table says n/a, not 0") {
+  Report r = sample();
+  for (auto& t : r.tasks)
+    for (auto& run : t.runs) {
+      run.usage_known = false;
+      run.prompt_tokens = run.completion_tokens = 0;
+    }
+  report::compute(r, {});
+  std::string md = render::report_markdown(r);
+  CHECK(has(md, "| Prompt | n/a |\n| Completion | n/a |\n| From cache (no cost) | n/a |\n| Paid | n/a |\n"
+                "| Per task | n/a |\n"));
+  CHECK(has(md, "Token usage: n/a (not in the data) (no run reported usage)."));
+}
+
 TEST_CASE("failing and flaky tasks, with untrusted text made inert") {
   std::string md = render::report_markdown(sample());
   CHECK(has(md, "| geo-1 | geo | 2/3 | flaky | mentions Paris: got Lyon | Lyon |\n"));
