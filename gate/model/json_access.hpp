@@ -41,6 +41,23 @@ inline std::optional<std::int64_t> integer_of(const boost::json::value* v) {
   return std::nullopt;
 }
 
+// Anthropic's usage splits the prompt: input_tokens leaves out what was
+// read from its prompt cache (cache_read_input_tokens) or written to it
+// (cache_creation_input_tokens); OpenAI's prompt_tokens counts both. gate
+// counts the whole prompt the model read, so a run that hits the provider's
+// cache and one that fills it count the same, and the token metric moves
+// with the agent, not with the cache's state. nullopt without input_tokens,
+// or when the sum does not fit.
+inline std::optional<std::int64_t> anthropic_prompt(std::optional<std::int64_t> input,
+                                                    std::optional<std::int64_t> cache_write,
+                                                    std::optional<std::int64_t> cache_read) {
+  if (!input) return std::nullopt;
+  std::int64_t sum = *input;
+  for (auto part : {cache_write, cache_read})
+    if (part && __builtin_add_overflow(sum, *part, &sum)) return std::nullopt;
+  return sum;
+}
+
 // For the wording of providers' error messages.
 inline bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;

@@ -24,6 +24,7 @@ Reply failed(Bucket b, std::string_view message) {
   return r;
 }
 
+using detail::anthropic_prompt;
 using detail::contains;
 using detail::field;
 using detail::integer_of;
@@ -177,7 +178,13 @@ Reply interpret_anthropic(const boost::json::value& v) {
   }
   Reply out;
   out.finish_reason = text_of(field(&v, "stop_reason"));
-  out.usage = usage_of(field(&v, "usage"), "input_tokens", "output_tokens");
+  const auto* usage = field(&v, "usage");
+  const auto prompt = anthropic_prompt(integer_of(field(usage, "input_tokens")),
+                                       integer_of(field(usage, "cache_creation_input_tokens")),
+                                       integer_of(field(usage, "cache_read_input_tokens")));
+  // A half-reported usage is not a count of zero: leave it absent.
+  if (const auto completion = integer_of(field(usage, "output_tokens")); prompt && completion)
+    out.usage = Usage{*prompt, *completion};
   bool has_text = false;
   for (const auto& block : content->get_array()) {
     std::string type(text_of(field(&block, "type")));

@@ -18,6 +18,7 @@ namespace {
 
 namespace bj = boost::json;
 
+using detail::anthropic_prompt;
 using detail::contains;
 using detail::field;
 using detail::integer_of;
@@ -178,6 +179,8 @@ void StreamAssembler::on_anthropic(std::string_view event, std::string_view data
     result_.model = text_of(field(msg, "model"));
     const auto* usage = field(msg, "usage");
     input_tokens_ = integer_of(field(usage, "input_tokens"));
+    cache_write_tokens_ = integer_of(field(usage, "cache_creation_input_tokens"));
+    cache_read_tokens_ = integer_of(field(usage, "cache_read_input_tokens"));
     output_tokens_ = integer_of(field(usage, "output_tokens"));
   } else if (type == "content_block_start") {
     auto index = integer_of(field(&*v, "index"));
@@ -215,9 +218,12 @@ void StreamAssembler::on_anthropic(std::string_view event, std::string_view data
     const auto* usage = field(&*v, "usage");
     if (auto out = integer_of(field(usage, "output_tokens"))) output_tokens_ = out;
     if (auto in = integer_of(field(usage, "input_tokens"))) input_tokens_ = in;
+    if (auto w = integer_of(field(usage, "cache_creation_input_tokens"))) cache_write_tokens_ = w;
+    if (auto r = integer_of(field(usage, "cache_read_input_tokens"))) cache_read_tokens_ = r;
   } else if (type == "message_stop") {
     collect_tool_calls();
-    if (input_tokens_ && output_tokens_) result_.usage = Usage{*input_tokens_, *output_tokens_};
+    const auto prompt = anthropic_prompt(input_tokens_, cache_write_tokens_, cache_read_tokens_);
+    if (prompt && output_tokens_) result_.usage = Usage{*prompt, *output_tokens_};
     result_.usage_missing = !result_.usage.has_value();
     result_.state = StreamState::complete;
   }

@@ -86,6 +86,7 @@ private:
   StreamResult result_;
   std::map<std::int64_t, Block> blocks_; // by the provider's index
   std::optional<std::int64_t> input_tokens_;
+  std::optional<std::int64_t> cache_write_tokens_, cache_read_tokens_; // Anthropic's prompt cache
   std::optional<std::int64_t> output_tokens_;
 };
 

@@ -330,3 +330,49 @@ TEST_CASE("requests ask for streaming and, from OpenAI, for usage") {
         R"({"model":"claude-x","stream":true})");
   CHECK_THROWS_AS(gate::model::with_streaming("openai", "[1]"), gate::Error);
 }
+
+TEST_CASE(
+    "Anthropic's prompt cache: the prompt counts what was read from and written to it, streamed or not") {
+  // input_tokens leaves the cached part out; gate counts the whole prompt,
+  // so a run that reads the provider's cache and one that fills it count
+  // alike: 4 + 1000 (written) + 0, and 4 + 0 + 1000 (read).
+  const std::string start =
+      R"({"type":"message_start","message":{"id":"msg_c","type":"message","role":"assistant","model":"claude-x",)"
+      R"("content":[],"stop_reason":null,"usage":{"input_tokens":4,"cache_creation_input_tokens":1000,)"
+      R"("cache_read_input_tokens":0,"output_tokens":1}}})";
+  std::vector<Ev> evs = {
+      {"message_start", start},
+      {"content_block_start",
+       R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"},
+      {"content_block_delta",
+       R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}})"},
+      {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
+      {"message_delta",
+       R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}})"},
+      {"message_stop", R"({"type":"message_stop"})"},
+  };
+  auto written = run("anthropic", evs);
+  REQUIRE(written.result().usage.has_value());
+  CHECK(written.result().usage->prompt_tokens == 1004);
+  CHECK(written.result().usage->completion_tokens == 2);
+  // The stored (non-streaming) form reads back to the same counts.
+  CHECK(via_stream("anthropic", written).usage->prompt_tokens == 1004);
+
+  // A cumulative message_delta that restates the cache counts wins.
+  evs[4].data = R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":4,)"
+                R"("cache_creation_input_tokens":0,"cache_read_input_tokens":1000,"output_tokens":2}})";
+  CHECK(run("anthropic", evs).result().usage->prompt_tokens == 1004);
+
+  const auto plain = parse_response(
+      "anthropic",
+      ok(R"({"id":"msg_c","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],)"
+         R"("stop_reason":"end_turn","usage":{"input_tokens":4,"cache_creation_input_tokens":0,)"
+         R"("cache_read_input_tokens":1000,"output_tokens":2}})"));
+  REQUIRE(plain.usage.has_value());
+  CHECK(plain.usage->prompt_tokens == 1004);
+  // Without input_tokens there is no count, whatever the cache says.
+  CHECK_FALSE(
+      parse_response("anthropic", ok(R"({"content":[{"type":"text","text":"ok"}],)"
+                                     R"("usage":{"cache_read_input_tokens":1000,"output_tokens":2}})"))
+          .usage.has_value());
+}
