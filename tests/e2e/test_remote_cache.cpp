@@ -308,3 +308,29 @@ TEST_CASE(
   CHECK(report.at("stats").at("errored_runs").as_int64() == 0);
   CHECK(entries_below(tmp.path() / "e" / "demo" / "cache").size() == 39); // all recorded locally
 }
+
+TEST_CASE("gate check: a remote nobody answers at is a warning in the verdict, and the gate still judges") {
+  // No nginx needed: nothing listens at the remote's port, so the first
+  // lookup fails and the runs go to the (fake) model instead.
+  TempDir tmp;
+  gate::testing::FakeUpstream upstream(demo_script());
+  upstream.start();
+  const std::string dead = "http://127.0.0.1:" + std::to_string(free_port()) + "/gate";
+  fs::path config = runner(tmp.path(), upstream.base_url(), "replay", dead);
+  Result r = run_gate({"check", "--config", config.string(), "--baseline",
+                       (source_dir() / "baselines" / "demo.json").string(), "--out", "out", "--quiet"},
+                      tmp.path(), {{"GATE_DEMO_API_KEY", "sk-demo-unused"}, {k_token_var, k_token}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("gate passed") != std::string::npos);
+  CHECK(upstream.requests() == 132); // every run fresh: the remote was off after its first failure
+  const std::string said = "remote cache failed; gate stopped using it and went on from the cache directory";
+  CHECK(slurp(tmp.path() / "out" / "verdict.md").find(said) != std::string::npos);
+  const auto verdict = read_json(tmp.path() / "out" / "verdict.json");
+  bool warned = false;
+  for (const auto& w : verdict.at("warnings").as_array())
+    warned = warned || std::string(w.as_string()).find(said) != std::string::npos;
+  CHECK(warned);
+  for (const char* f : {"verdict.md", "verdict.json", "report.json"})
+    CHECK(slurp(tmp.path() / "out" / f).find(k_token) == std::string::npos);
+}
