@@ -354,7 +354,8 @@ TEST_CASE("τ²-bench results: the agent's and the user simulator's recorded cos
   CHECK(user == doctest::Approx(0.0011));
   CHECK(number(stats.at("user_cost_usd")) == doctest::Approx(user));
   const std::string md = slurp(tmp.path() / "out" / "report.md");
-  CHECK(has(md, "Cost (as the harness recorded it, measured runs): n/a (a measured run has no recorded cost)."));
+  CHECK(has(md,
+            "Cost (as the harness recorded it, measured runs): n/a (a measured run has no recorded cost)."));
   CHECK(has(md, "Simulated user's cost (as the harness recorded it, not in the cost above): $"));
   compare_with_itself(tmp, "**Cost (not gated)**: paid n/a → n/a");
 }
