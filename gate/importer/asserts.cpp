@@ -469,7 +469,10 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
   const bool form = i == text.size() || text[i] == ':';
   if (form && !type.empty() && (mapped_type(type) || unmappable_reason(type) != nullptr)) {
     a.add("type", scalar(text.substr(0, type_begin) + type));
-    if (i < text.size()) a.add("value", scalar(text.substr(i + 1)));
+    // promptfoo trims the value, except is-json's and contains-json's (a schema).
+    std::string value = i < text.size() ? text.substr(i + 1) : "";
+    if (type != "is-json" && type != "contains-json") value = std::string(trim_space(value));
+    if (i < text.size()) a.add("value", scalar(std::move(value)));
     if (threshold) {
       Node t = scalar(*threshold);
       t.quoted = false;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/json/value.hpp>
+#include <cmath>
+#include <cstdlib>
 
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
@@ -23,6 +25,26 @@ Node& entry(Node& map, const std::string& key) {
     if (k == key) return v;
   map.add(key, Node{});
   return map.entries.back().second;
+}
+
+// A "__metadata:name[]" cell as promptfoo splits it: at commas not after a
+// backslash, each item trimmed, and its first "\\," made a comma (JavaScript's
+// replace with a text pattern replaces the first match only).
+Node metadata_list(const std::string& cell, const std::string& file, std::size_t line) {
+  Node list;
+  list.kind = Node::Kind::list;
+  list.file = file;
+  list.line = line;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i <= cell.size(); ++i) {
+    if (i < cell.size() && (cell[i] != ',' || (i > 0 && cell[i - 1] == '\\'))) continue;
+    std::string item(trim_space(std::string_view(cell).substr(begin, i - begin)));
+    if (const std::size_t esc = item.find("\\,"); esc != std::string::npos) item.erase(esc, 1);
+    Node n = scalar_node(std::move(item), file, line);
+    list.items.push_back(std::move(n));
+    begin = i + 1;
+  }
+  return list;
 }
 
 std::string extension(const std::string& path) {
@@ -134,28 +156,43 @@ private:
       asserts.line = row.line;
       std::string metric;
       for (std::size_t c = 0; c < header.cells.size() && c < row.cells.size(); ++c) {
-        const std::string& col = header.cells[c];
+        const std::string col(trim_space(header.cells[c])); // promptfoo trims a column's name
         const std::string& cell = row.cells[c];
         if (col.starts_with("__expected")) {
-          if (!trim_space(cell).empty()) asserts.items.push_back(assertion_from_string(cell, file, row.line));
+          // promptfoo parses the cell trimmed: "contains: x" checks for "x".
+          if (!trim_space(cell).empty())
+            asserts.items.push_back(assertion_from_string(std::string(trim_space(cell)), file, row.line));
         } else if (col == "__description") {
           entry(t, "description") = scalar_node(cell, file, row.line);
         } else if (col == "__metric") {
           metric = cell;
         } else if (col == "__threshold") {
-          if (!cell.empty()) {
+          // promptfoo keeps parseFloat(cell) only when it is truthy: an
+          // empty cell, "0" or text set no threshold.
+          const double v = std::strtod(cell.c_str(), nullptr);
+          if (v != 0 && !std::isnan(v)) {
             entry(t, "threshold") = scalar_node(cell, file, row.line);
             entry(t, "threshold").quoted = false;
           }
+        } else if (col == "__providerOutput") {
+          // The test's assertions then check this text, not the model's answer.
+          if (!cell.empty()) entry(t, "providerOutput") = scalar_node(cell, file, row.line);
         } else if (col == "__prefix" || col == "__suffix") {
           if (cell.empty()) continue;
           Node& options = entry(t, "options");
           if (!options.is_map()) options = map_node(file, row.line);
           entry(options, col.substr(2)) = scalar_node(cell, file, row.line);
         } else if (col.starts_with("__metadata:")) {
+          if (trim_space(cell).empty()) continue; // promptfoo sets no key for an empty cell
           Node& m = entry(t, "metadata");
           if (!m.is_map()) m = map_node(file, row.line);
-          entry(m, col.substr(11)) = scalar_node(cell, file, row.line);
+          std::string key = col.substr(11);
+          if (key.ends_with("[]")) {
+            key.resize(key.size() - 2);
+            entry(m, key) = metadata_list(cell, file, row.line);
+          } else {
+            entry(m, key) = scalar_node(cell, file, row.line);
+          }
         } else if (col.starts_with("__")) {
           ctx_.findings->unmapped_at(header_node, "column " + quote_excerpt(col),
                                      "a promptfoo column gate import does not read");

@@ -133,6 +133,36 @@ tests:
   CHECK(cfg.runs == 3);
 }
 
+TEST_CASE("CSV cells as promptfoo's csv reader takes them: trimmed __expected, list metadata, a falsy "
+          "__threshold unset, __providerOutput") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", "prompts: ['About {{item}}']\nproviders: [openai:gpt-4o-mini]\ntests: file://t.csv\n");
+  spit(d / "t.csv",
+       " item ,__expected1,__expected2,__metadata:labels[],__metadata:kind,__threshold,__providerOutput\n"
+       "tea,contains: leaf ,\" icontains-any: green , black\",\"hot, a\\,b ,c\",,0,\n"
+       "ice,\"is-json: {\"\"type\"\": \"\"object\"\"}\",,,cold,,\n"
+       "pop,contains:fizz,,,,,canned answer\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const auto cs = cases(im);
+  REQUIRE(cs.size() == 2);
+  // "contains: leaf " checks for "leaf", as promptfoo trims the cell and the value.
+  CHECK(gate::json::canonical(cs[0].at("checks")) ==
+        R"([{"type":"contains","value":"leaf"},{"checks":[{"type":"icontains","value":"green"},)"
+        R"({"type":"icontains","value":"black"}],"type":"any_of"}])");
+  CHECK(cs[0].at("vars").at("item") == "tea"); // the column's name trimmed
+  // labels[]: split at commas not after a backslash; an empty cell sets no key.
+  CHECK(gate::json::canonical(cs[0].at("metadata").at("metadata")) == R"({"labels":["hot","a,b","c"]})");
+  // is-json's value is a schema, kept as written.
+  CHECK(cs[1].at("checks").at(0).at("type") == "json_schema");
+  // __threshold 0 is no threshold in promptfoo (nothing listed); __providerOutput
+  // makes promptfoo check that text, so the row is left out.
+  CHECK(lines(im.unmapped) ==
+        std::vector<std::string>{
+            "t.csv:4: key \"providerOutput\" of a test: the test is left out: gate runs every "
+            "case with gate.yaml's model and prompt and passes it when every check passes"});
+}
+
 TEST_CASE("the unmapped list is exact, each with file:line, in file order") {
   TempDir tmp;
   const fs::path d = tmp.path();
