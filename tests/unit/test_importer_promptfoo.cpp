@@ -374,6 +374,40 @@ TEST_CASE("prompts: .txt split at --- lines, .md whole, chat JSON inline or in a
                                         "or reads with a loader of its own");
 }
 
+TEST_CASE("prompts: a bare file name is the file, a templated chat file and a chat of parts are listed, no "
+          "prompts key is named") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "ask.txt", "Ask {{q}}\n");
+  spit(d / "conv.json",
+       "[\n  {% for m in history %}{\"role\": \"user\", \"content\": \"{{m}}\"},{% endfor %}\n"
+       "  {\"role\": \"user\", \"content\": \"{{q}}\"}\n]\n");
+  spit(d / "parts.yaml",
+       "messages:\n  - role: user\n    content:\n      - type: text\n        text: '{{q}}'\n");
+  spit(d / "list.yaml", "- role: user\n  content:\n    - type: text\n      text: '{{q}}'\n");
+  spit(d / "c.yaml", "prompts: [ask.txt, conv.json, file://parts.yaml, file://list.yaml, 'plain {{q}}.']\n"
+                     "providers: [openai:gpt-4o]\n"
+                     "tests:\n  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "Ask {{q}}\n");
+  CHECK(file_text(im, "prompts/prompt-2.md") == "plain {{q}}.\n");
+  CHECK(
+      lines(im.unmapped) ==
+      std::vector<std::string>{
+          "c.yaml:1: prompt \"file://conv.json\": nunjucks tags ({% %}, {# #}) or an escaped \\{{, which "
+          "gate's {{var}} templates do not have",
+          "c.yaml:1: prompt \"file://parts.yaml\": expected a list of chat messages ({role, content}), got a "
+          "mapping",
+          "c.yaml:1: prompt \"file://list.yaml\": a chat message whose content is a list of parts (text, "
+          "images, cache_control); gate's prompt is text templates",
+          "c.yaml:1: prompt 2: written to prompts/prompt-2.md but not run: gate.yaml runs one prompt "
+          "(prompt-1); point prompt.user_file at it to compare it with the baseline"});
+  spit(d / "none.yaml", "providers: [openai:gpt-4o]\ntests:\n  - vars: {q: a}\n");
+  CHECK(bad_input(d / "none.yaml") ==
+        "none.yaml: no \"prompts\" key; expected the prompts to import there (a "
+        "text, a list, or file:// names)");
+}
+
 TEST_CASE(
     "what promptfoo expands or runs at eval time is listed: var globs, prompt settings, JavaScript configs") {
   TempDir tmp;
