@@ -217,6 +217,14 @@ std::string slug(std::string_view s) {
   return out;
 }
 
+// How the report names a provider: its id ({id: ...}, {ID: {config}}), else its shape.
+std::string provider_name(const Node& p) {
+  if (p.is_scalar()) return p.text;
+  if (const Node* id = p.get("id"); id != nullptr && id->is_scalar()) return id->text;
+  if (p.is_map() && p.entries.size() == 1 && p.entries[0].second.is_map()) return p.entries[0].first;
+  return describe(p);
+}
+
 // The top-level keys gate import reads; any other is listed.
 const std::vector<std::string> k_top_keys = {"description", "prompts",     "providers",       "targets",
                                              "tests",       "defaultTest", "evaluateOptions", "$schema"};
@@ -322,8 +330,7 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
       std::string why;
       Findings local;
       std::optional<Model> m = map_provider(p, local, why);
-      const std::string what =
-          "provider " + quote_excerpt(m ? m->id : (p.is_scalar() ? p.text : describe(p)));
+      const std::string what = "provider " + quote_excerpt(m ? m->id : provider_name(p));
       if (!m) {
         findings.unmapped_at(p, what, why);
       } else if (model) {

@@ -293,6 +293,27 @@ TEST_CASE("providers: OpenAI, Anthropic, Azure and OpenAI-compatible ones become
         "c.yaml:0: providers: none maps to a model gate speaks; gate.yaml's model is a placeholder");
 }
 
+TEST_CASE("providers: anthropic:<claude model> is promptfoo's Messages shorthand; one gate cannot speak is "
+          "named by its id") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", "prompts: ['{{q}}']\nproviders:\n  - id: http\n    label: Bot\n    config: {url: "
+                     "'https://bot.example/chat'}\n  - exec:\n      config: {}\n  - anthropic:claude-2.1\n"
+                     "  - id: anthropic:claude-opus-4-1\n    config: {temperature: 0}\n"
+                     "tests:\n  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const std::string y = file_text(im, "gate.yaml");
+  CHECK(y.find("  provider: anthropic\n") != std::string::npos);
+  CHECK(y.find("  name: claude-opus-4-1\n") != std::string::npos);
+  const std::string speaks =
+      "gate speaks OpenAI's, Anthropic's and Azure OpenAI's APIs, and OpenAI-compatible "
+      "servers given by apiBaseUrl";
+  CHECK(lines(im.unmapped) ==
+        std::vector<std::string>{"c.yaml:3: provider \"http\": " + speaks,
+                                 "c.yaml:6: provider \"exec\": " + speaks,
+                                 "c.yaml:8: provider \"anthropic:claude-2.1\": " + speaks});
+}
+
 TEST_CASE("bad input: file:line:col and what was expected") {
   TempDir tmp;
   const fs::path d = tmp.path();
