@@ -226,8 +226,9 @@ std::string provider_name(const Node& p) {
 }
 
 // The top-level keys gate import reads; any other is listed.
-const std::vector<std::string> k_top_keys = {"description", "prompts",     "providers",       "targets",
-                                             "tests",       "defaultTest", "evaluateOptions", "$schema"};
+const std::vector<std::string> k_top_keys = {"description",     "prompts", "providers",
+                                             "targets",         "tests",   "defaultTest",
+                                             "evaluateOptions", "$schema", "assertionTemplates"};
 
 std::string model_block(const std::optional<Model>& m) {
   std::string y = "model:\n";
@@ -373,10 +374,14 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
   for (const Test& t : tests) {
     ++index;
     ++out.tests;
-    if (!t.tag.empty()) continue;
-    actx.vars = &t.vars;
-    bj::array checks;
     const Node* asserts = t.node.get("assert");
+    if (!t.tag.empty()) {
+      out.assertions += asserts->items.size(); // read, and listed with the test
+      continue;
+    }
+    actx.vars = &t.vars;
+    actx.rubric_prompt = t.rubric_prompt;
+    bj::array checks;
     for (const Node& a : asserts->items) {
       ++out.assertions;
       if (auto c = map_assert(a, actx, findings)) checks.push_back(std::move(*c));
@@ -385,7 +390,9 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     const std::string label = description != nullptr && description->is_scalar() ? description->text : "";
     if (checks.empty()) {
       findings.unmapped_at(t.node, "test " + (label.empty() ? std::to_string(index) : quote_excerpt(label)),
-                           "left out of the suite: none of its assertions maps to a gate check");
+                           asserts->items.empty()
+                               ? "left out of the suite: it has no assertion, and a gate case needs a check"
+                               : "left out of the suite: none of its assertions maps to a gate check");
       continue;
     }
     std::string id = slug(label);

@@ -253,6 +253,18 @@ std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const
   return v.text;
 }
 
+// promptfoo dereferences $ref in its config: an assertion
+// {$ref: "#/assertionTemplates/NAME"} is that template. Another $ref is
+// kept, and map_assert lists it.
+Node resolve_ref(const Node& item, const Node& config) {
+  const Node* ref = item.get("$ref");
+  const std::string prefix = "#/assertionTemplates/";
+  if (ref == nullptr || !ref->is_scalar() || !ref->text.starts_with(prefix)) return item;
+  const Node* templates = config.get("assertionTemplates");
+  const Node* t = templates == nullptr ? nullptr : templates->get(ref->text.substr(prefix.size()));
+  return t != nullptr && t->is_map() ? *t : item;
+}
+
 } // namespace
 
 std::vector<std::string> expand_glob(const fs::path& base, const std::string& rel, const Node& from) {
@@ -311,6 +323,7 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     asserts.kind = Node::Kind::list;
     Node metadata = map_node(t.file, t.line);
     bool left_out = false;
+    bool rubric_prompt = false;
     for (const Node* source : {static_cast<const Node*>(&defaults), &t}) {
       for (const auto& [key, value] : source->entries) {
         if (std::find(k_test_keys.begin(), k_test_keys.end(), key) == k_test_keys.end()) {
@@ -330,12 +343,14 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
             entry(key == "vars" ? vars : metadata, k) = v;
         } else if (key == "assert") {
           if (value.is_list())
-            asserts.items.insert(asserts.items.end(), value.items.begin(), value.items.end());
+            for (const Node& item : value.items)
+              asserts.items.push_back(resolve_ref(item, config));
           else if (!value.is_null())
             throw_bad_input(value.where() + ": assert: expected a list of assertions, got " +
                             describe(value));
         } else if (key == "options") {
           for (const auto& [k, v] : value.entries) {
+            if (k == "rubricPrompt") rubric_prompt = true;
             if (k == "provider" || k == "rubricPrompt") {
               ctx.findings->unmapped_at(
                   v, "options." + k,
@@ -386,11 +401,11 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
       usable = false;
     }
     if (left_out) {
-      out.push_back({merged, {}, "options or keys gate cannot run"});
+      out.push_back({merged, {}, "options or keys gate cannot run", rubric_prompt});
       continue;
     }
     if (!usable) {
-      out.push_back({merged, {}, "a var gate import cannot read"});
+      out.push_back({merged, {}, "a var gate import cannot read", rubric_prompt});
       continue;
     }
     for (std::size_t k = 0; k < combos; ++k) {
@@ -400,7 +415,7 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
         values[it->first] = it->second[rest % it->second.size()];
         rest /= it->second.size();
       }
-      out.push_back({merged, std::move(values), ""});
+      out.push_back({merged, std::move(values), "", rubric_prompt});
     }
   }
   return out;

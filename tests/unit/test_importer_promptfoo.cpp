@@ -314,6 +314,58 @@ TEST_CASE("providers: anthropic:<claude model> is promptfoo's Messages shorthand
                                  "c.yaml:8: provider \"anthropic:claude-2.1\": " + speaks});
 }
 
+TEST_CASE("assertion templates by $ref, a test with no assertion, a grader's rubricPrompt, and a left-out "
+          "test's assertions counted") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", R"(prompts: ['{{q}}']
+providers: [openai:gpt-4o]
+assertionTemplates:
+  polite:
+    type: icontains
+    value: please
+tests:
+  - vars: {q: a}
+    assert:
+      - $ref: '#/assertionTemplates/polite'
+      - $ref: '#/definitions/other'
+  - vars: {q: b}
+  - vars: {q: c}
+    options:
+      rubricPrompt: 'Grade {{ output }} by the points'
+    assert:
+      - type: llm-rubric
+        value: mentions c
+      - type: contains
+        value: c
+  - vars: {q: d}
+    options: {transform: output.trim()}
+    assert:
+      - type: contains
+        value: d
+      - type: contains
+        value: e
+)");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const auto cs = cases(im);
+  REQUIRE(cs.size() == 2);
+  CHECK(gate::json::canonical(cs[0].at("checks")) == R"([{"type":"icontains","value":"please"}])");
+  CHECK(gate::json::canonical(cs[1].at("checks")) == R"([{"type":"contains","value":"c"}])");
+  CHECK(im.assertions == 6);
+  CHECK(im.checks == 2);
+  CHECK(
+      lines(im.unmapped) ==
+      std::vector<std::string>{
+          "c.yaml:11: assert $ref \"#/definitions/other\": not resolved: gate import resolves "
+          "#/assertionTemplates/NAME of the config",
+          "c.yaml:12: test 2: left out of the suite: it has no assertion, and a gate case needs a check",
+          "c.yaml:15: options.rubricPrompt: not carried over: gate grades llm_judge with judge.model and its "
+          "own prompt",
+          "c.yaml:17: assert \"llm-rubric\": a custom rubricPrompt; gate's judge has one fixed prompt",
+          "c.yaml:22: options.transform: the test is left out: it changes the prompt or the answer its "
+          "assertions see"});
+}
+
 TEST_CASE("bad input: file:line:col and what was expected") {
   TempDir tmp;
   const fs::path d = tmp.path();
