@@ -280,7 +280,13 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
 
   // Prompts: all that gate can template are written; gate.yaml runs the first.
   std::vector<std::pair<Node, std::optional<Prompt>>> prompts;
-  if (const Node* p = root.get("prompts")) {
+  if (root.get("prompts") == nullptr) {
+    // promptfoo's readConfig sets prompts: ["{{prompt}}"] when there is none.
+    const Node p = scalar_node("{{prompt}}", config_name, 0);
+    findings.note_at(p, "prompts",
+                     "none in the config: promptfoo's default prompt {{prompt}}, the test's var");
+    read_prompt(p, base, prompts, findings);
+  } else if (const Node* p = root.get("prompts")) {
     if (p->is_list()) {
       for (const Node& item : p->items)
         read_prompt(item, base, prompts, findings);
@@ -312,9 +318,6 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
                                ".md but not run: gate.yaml runs one prompt (prompt-1); point "
                                "prompt.user_file at it to compare it with the baseline");
   }
-  if (root.get("prompts") == nullptr)
-    throw_bad_input(config_name + ": no \"prompts\" key; expected the prompts to import there (a text, a "
-                                  "list, or file:// names)");
   if (chosen_prompt == nullptr) {
     std::string reasons;
     for (const auto& f : findings.unmapped)

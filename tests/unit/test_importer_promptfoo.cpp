@@ -448,7 +448,7 @@ TEST_CASE("prompts: .txt split at --- lines, .md whole, chat JSON inline or in a
 }
 
 TEST_CASE("prompts: a bare file name is the file, a templated chat file and a chat of parts are listed, no "
-          "prompts key is named") {
+          "prompts key is promptfoo's default {{prompt}}") {
   TempDir tmp;
   const fs::path d = tmp.path();
   spit(d / "ask.txt", "Ask {{q}}\n");
@@ -475,10 +475,16 @@ TEST_CASE("prompts: a bare file name is the file, a templated chat file and a ch
           "images, cache_control); gate's prompt is text templates",
           "c.yaml:1: prompt 2: written to prompts/prompt-2.md but not run: gate.yaml runs one prompt "
           "(prompt-1); point prompt.user_file at it to compare it with the baseline"});
-  spit(d / "none.yaml", "providers: [openai:gpt-4o]\ntests:\n  - vars: {q: a}\n");
-  CHECK(bad_input(d / "none.yaml") ==
-        "none.yaml: no \"prompts\" key; expected the prompts to import there (a "
-        "text, a list, or file:// names)");
+  // No prompts key: promptfoo's readConfig makes it ["{{prompt}}"].
+  spit(d / "none.yaml", "providers: [openai:gpt-4o]\ntests:\n  - vars: {prompt: hi}\n    assert:\n"
+                        "      - type: contains\n        value: a\n");
+  const Import dflt = import_promptfoo(d / "none.yaml", "x");
+  CHECK(file_text(dflt, "prompts/prompt-1.md") == "{{prompt}}\n");
+  CHECK(cases(dflt).at(0).at("vars").at("prompt") == "hi");
+  CHECK(
+      lines(dflt.notes) ==
+      std::vector<std::string>{
+          "none.yaml:0: prompts: none in the config: promptfoo's default prompt {{prompt}}, the test's var"});
 }
 
 TEST_CASE(
