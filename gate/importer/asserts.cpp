@@ -265,12 +265,12 @@ struct Mapper {
       }
     }
     if (type == "llm-rubric") {
-      auto v = scalar(value);
-      if (!v) return std::nullopt;
-      if (a.get("rubricPrompt") != nullptr) {
+      if (a.get("rubricPrompt") != nullptr || ctx.rubric_prompt) {
         why = "a custom rubricPrompt; gate's judge has one fixed prompt";
         return std::nullopt;
       }
+      auto v = scalar(value);
+      if (!v) return std::nullopt;
       findings.note_at(a, what,
                        "graded by gate's judge (judge.model in gate.yaml, else model.name) with its own "
                        "prompt and a pass/fail verdict, not promptfoo's grader and score");
@@ -365,6 +365,11 @@ std::optional<std::string> render_value(const std::string& text, const Vars& var
 
 std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings) {
   const Node* type_node = a.is_map() ? a.get("type") : nullptr;
+  if (const Node* ref = a.is_map() ? a.get("$ref") : nullptr; ref != nullptr && type_node == nullptr) {
+    findings.unmapped_at(a, "assert $ref " + (ref->is_scalar() ? quote_excerpt(ref->text) : describe(*ref)),
+                         "not resolved: gate import resolves #/assertionTemplates/NAME of the config");
+    return std::nullopt;
+  }
   if (type_node == nullptr || !type_node->is_scalar()) {
     findings.unmapped_at(a, "assert", "expected a mapping with a \"type\", got " + describe(a));
     return std::nullopt;
@@ -469,7 +474,10 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
   const bool form = i == text.size() || text[i] == ':';
   if (form && !type.empty() && (mapped_type(type) || unmappable_reason(type) != nullptr)) {
     a.add("type", scalar(text.substr(0, type_begin) + type));
-    if (i < text.size()) a.add("value", scalar(text.substr(i + 1)));
+    // promptfoo trims the value, except is-json's and contains-json's (a schema).
+    std::string value = i < text.size() ? text.substr(i + 1) : "";
+    if (type != "is-json" && type != "contains-json") value = std::string(trim_space(value));
+    if (i < text.size()) a.add("value", scalar(std::move(value)));
     if (threshold) {
       Node t = scalar(*threshold);
       t.quoted = false;

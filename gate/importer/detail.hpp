@@ -38,6 +38,7 @@ struct AssertContext {
   const Vars* vars = nullptr;
   bool anthropic = false;      // the chosen provider's finish reasons are Anthropic's
   bool* uses_python = nullptr; // set when a check runs k_python_runner
+  bool rubric_prompt = false;  // the test's options.rubricPrompt replaces promptfoo's grading prompt
 };
 
 // The script an inline python assertion's check runs (suite/promptfoo_python.py).
@@ -58,9 +59,10 @@ struct ReadContext {
   Findings* findings = nullptr;
 };
 struct Test {
-  Node node;       // the test after the merge: "vars" holds strings only
-  Vars vars;       // the same vars as strings
-  std::string tag; // "" or why the test cannot be imported (listed already)
+  Node node;                  // the test after the merge: "vars" holds strings only
+  Vars vars;                  // the same vars as strings
+  std::string tag;            // "" or why the test cannot be imported (listed already)
+  bool rubric_prompt = false; // options.rubricPrompt, of the test or defaultTest
 };
 std::vector<Test> read_tests(const Node& config, const ReadContext& ctx);
 

@@ -37,11 +37,21 @@ std::optional<Prompt> as_templates(const Node& from, const std::string& text, st
 
 std::optional<Prompt> chat(const Node& from, const bj::value& messages, std::string& why) {
   const bj::array* a = messages.if_array();
+  if (a == nullptr) {
+    why = std::string("expected a list of chat messages ({role, content}), got ") +
+          (messages.is_object() ? "a mapping" : "a " + std::string(bj::to_string(messages.kind())));
+    return std::nullopt;
+  }
   std::vector<std::pair<std::string, std::string>> turns;
-  for (std::size_t i = 0; a != nullptr && i < a->size(); ++i) {
+  for (std::size_t i = 0; i < a->size(); ++i) {
     const bj::object* m = (*a)[i].if_object();
     const bj::value* role = m == nullptr ? nullptr : m->if_contains("role");
     const bj::value* content = m == nullptr ? nullptr : m->if_contains("content");
+    if (content != nullptr && content->is_array()) {
+      why = "a chat message whose content is a list of parts (text, images, cache_control); gate's "
+            "prompt is text templates";
+      return std::nullopt;
+    }
     if (role == nullptr || !role->is_string() || content == nullptr || !content->is_string() ||
         m->size() != 2) {
       why = "a chat message that is not {role, content} with text content";
@@ -68,9 +78,13 @@ std::optional<Prompt> chat(const Node& from, const bj::value& messages, std::str
   return p;
 }
 
+bool nunjucks_tags(const std::string& text) {
+  return text.find("{%") != std::string::npos || text.find("{#") != std::string::npos ||
+         text.find("\\{{") != std::string::npos;
+}
+
 std::optional<Prompt> as_templates(const Node& from, const std::string& text, std::string& why) {
-  if (text.find("{%") != std::string::npos || text.find("{#") != std::string::npos ||
-      text.find("\\{{") != std::string::npos) {
+  if (nunjucks_tags(text)) {
     why = "nunjucks tags ({% %}, {# #}) or an escaped \\{{, which gate's {{var}} templates do not have";
     return std::nullopt;
   }
@@ -99,6 +113,16 @@ std::string extension(const std::string& path) {
   return ext;
 }
 
+// promptfoo reads a prompt without file:// as a file's name when it looks
+// like one (maybeFilePath: a "/", a "*", an extension); gate import does
+// when such a file exists, so that `prompts: [prompts.txt]` is the file.
+bool names_a_file(const fs::path& base, const std::string& spec) {
+  if (spec.empty() || spec.find('\n') != std::string::npos || spec.find("{{") != std::string::npos)
+    return false;
+  std::error_code ec;
+  return fs::is_regular_file(base / spec, ec);
+}
+
 // One entry of `prompts`: inline text, a file (several prompts when split
 // by "---" lines), a glob, or an object with raw/id.
 void read_prompt(const Node& n, const fs::path& base,
@@ -122,16 +146,23 @@ void read_prompt(const Node& n, const fs::path& base,
                          "expected a text, a file:// name or {raw|id, label}, got " + describe(n));
     return;
   }
-  if (!spec.starts_with("file://")) {
+  if (!spec.starts_with("file://") && !names_a_file(base, spec)) {
     out.emplace_back(n, as_templates(n, spec, why));
     if (!out.back().second) findings.unmapped_at(n, "prompt", why);
     return;
   }
-  for (const std::string& rel : expand_glob(base, spec.substr(7), n)) {
+  if (spec.starts_with("file://")) spec = spec.substr(7);
+  for (const std::string& rel : expand_glob(base, spec, n)) {
     const std::string ext = extension(rel);
     const std::string what = "prompt " + quote_excerpt("file://" + rel);
     if (ext == ".json" || ext == ".yaml" || ext == ".yml") {
       const std::string text = read_text(base, rel, n);
+      if (nunjucks_tags(text)) {
+        // promptfoo renders the file's text with nunjucks before it parses the chat.
+        out.emplace_back(n, as_templates(n, text, why));
+        findings.unmapped_at(n, what, why);
+        continue;
+      }
       const std::string file = report_name(base, base / rel);
       const bj::value v =
           ext == ".json" ? json::parse_strict(text, file) : to_json(read_yaml(text, file, true));
@@ -186,9 +217,18 @@ std::string slug(std::string_view s) {
   return out;
 }
 
+// How the report names a provider: its id ({id: ...}, {ID: {config}}), else its shape.
+std::string provider_name(const Node& p) {
+  if (p.is_scalar()) return p.text;
+  if (const Node* id = p.get("id"); id != nullptr && id->is_scalar()) return id->text;
+  if (p.is_map() && p.entries.size() == 1 && p.entries[0].second.is_map()) return p.entries[0].first;
+  return describe(p);
+}
+
 // The top-level keys gate import reads; any other is listed.
-const std::vector<std::string> k_top_keys = {"description", "prompts",     "providers",       "targets",
-                                             "tests",       "defaultTest", "evaluateOptions", "$schema"};
+const std::vector<std::string> k_top_keys = {"description",     "prompts", "providers",
+                                             "targets",         "tests",   "defaultTest",
+                                             "evaluateOptions", "$schema", "assertionTemplates"};
 
 std::string model_block(const std::optional<Model>& m) {
   std::string y = "model:\n";
@@ -240,7 +280,13 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
 
   // Prompts: all that gate can template are written; gate.yaml runs the first.
   std::vector<std::pair<Node, std::optional<Prompt>>> prompts;
-  if (const Node* p = root.get("prompts")) {
+  if (root.get("prompts") == nullptr) {
+    // promptfoo's readConfig sets prompts: ["{{prompt}}"] when there is none.
+    const Node p = scalar_node("{{prompt}}", config_name, 0);
+    findings.note_at(p, "prompts",
+                     "none in the config: promptfoo's default prompt {{prompt}}, the test's var");
+    read_prompt(p, base, prompts, findings);
+  } else if (const Node* p = root.get("prompts")) {
     if (p->is_list()) {
       for (const Node& item : p->items)
         read_prompt(item, base, prompts, findings);
@@ -288,8 +334,7 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
       std::string why;
       Findings local;
       std::optional<Model> m = map_provider(p, local, why);
-      const std::string what =
-          "provider " + quote_excerpt(m ? m->id : (p.is_scalar() ? p.text : describe(p)));
+      const std::string what = "provider " + quote_excerpt(m ? m->id : provider_name(p));
       if (!m) {
         findings.unmapped_at(p, what, why);
       } else if (model) {
@@ -332,10 +377,14 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
   for (const Test& t : tests) {
     ++index;
     ++out.tests;
-    if (!t.tag.empty()) continue;
-    actx.vars = &t.vars;
-    bj::array checks;
     const Node* asserts = t.node.get("assert");
+    if (!t.tag.empty()) {
+      out.assertions += asserts->items.size(); // read, and listed with the test
+      continue;
+    }
+    actx.vars = &t.vars;
+    actx.rubric_prompt = t.rubric_prompt;
+    bj::array checks;
     for (const Node& a : asserts->items) {
       ++out.assertions;
       if (auto c = map_assert(a, actx, findings)) checks.push_back(std::move(*c));
@@ -344,7 +393,9 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     const std::string label = description != nullptr && description->is_scalar() ? description->text : "";
     if (checks.empty()) {
       findings.unmapped_at(t.node, "test " + (label.empty() ? std::to_string(index) : quote_excerpt(label)),
-                           "left out of the suite: none of its assertions maps to a gate check");
+                           asserts->items.empty()
+                               ? "left out of the suite: it has no assertion, and a gate case needs a check"
+                               : "left out of the suite: none of its assertions maps to a gate check");
       continue;
     }
     std::string id = slug(label);

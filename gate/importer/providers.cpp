@@ -32,6 +32,15 @@ std::optional<std::string> after(const std::string& id, std::string_view prefix)
   return id.substr(prefix.size());
 }
 
+// "anthropic:<model>" is promptfoo's Messages API for a Claude model it
+// knows; its completion models (claude-1, claude-2, claude-instant-*) go to
+// the legacy Completions API, which gate does not speak.
+bool messages_model(const std::string& name) {
+  return name.starts_with("claude-") && name.find(':') == std::string::npos &&
+         !name.starts_with("claude-1") && !name.starts_with("claude-2") &&
+         !name.starts_with("claude-instant");
+}
+
 const char* k_speaks =
     "gate speaks OpenAI's, Anthropic's and Azure OpenAI's APIs, and OpenAI-compatible servers "
     "given by apiBaseUrl";
@@ -76,6 +85,8 @@ std::optional<Model> map_provider(const Node& p, Findings& findings, std::string
     m.provider = "openai", m.name = *bare;
   } else if (auto claude = after(id, "anthropic:messages:")) {
     m.provider = "anthropic", m.name = *claude;
+  } else if (auto shorthand = after(id, "anthropic:"); shorthand && messages_model(*shorthand)) {
+    m.provider = "anthropic", m.name = *shorthand; // promptfoo's shorthand for its Messages API
   } else if (auto deployment =
                  after(id, "azure:chat:") ? after(id, "azure:chat:") : after(id, "azureopenai:chat:")) {
     m.provider = "azure", m.name = *deployment;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/json/value.hpp>
+#include <cmath>
+#include <cstdlib>
 
 #include <gate/util/error.hpp>
 #include <gate/util/input.hpp>
@@ -23,6 +25,26 @@ Node& entry(Node& map, const std::string& key) {
     if (k == key) return v;
   map.add(key, Node{});
   return map.entries.back().second;
+}
+
+// A "__metadata:name[]" cell as promptfoo splits it: at commas not after a
+// backslash, each item trimmed, and its first "\\," made a comma (JavaScript's
+// replace with a text pattern replaces the first match only).
+Node metadata_list(const std::string& cell, const std::string& file, std::size_t line) {
+  Node list;
+  list.kind = Node::Kind::list;
+  list.file = file;
+  list.line = line;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i <= cell.size(); ++i) {
+    if (i < cell.size() && (cell[i] != ',' || (i > 0 && cell[i - 1] == '\\'))) continue;
+    std::string item(trim_space(std::string_view(cell).substr(begin, i - begin)));
+    if (const std::size_t esc = item.find("\\,"); esc != std::string::npos) item.erase(esc, 1);
+    Node n = scalar_node(std::move(item), file, line);
+    list.items.push_back(std::move(n));
+    begin = i + 1;
+  }
+  return list;
 }
 
 std::string extension(const std::string& path) {
@@ -134,28 +156,43 @@ private:
       asserts.line = row.line;
       std::string metric;
       for (std::size_t c = 0; c < header.cells.size() && c < row.cells.size(); ++c) {
-        const std::string& col = header.cells[c];
+        const std::string col(trim_space(header.cells[c])); // promptfoo trims a column's name
         const std::string& cell = row.cells[c];
         if (col.starts_with("__expected")) {
-          if (!trim_space(cell).empty()) asserts.items.push_back(assertion_from_string(cell, file, row.line));
+          // promptfoo parses the cell trimmed: "contains: x" checks for "x".
+          if (!trim_space(cell).empty())
+            asserts.items.push_back(assertion_from_string(std::string(trim_space(cell)), file, row.line));
         } else if (col == "__description") {
           entry(t, "description") = scalar_node(cell, file, row.line);
         } else if (col == "__metric") {
           metric = cell;
         } else if (col == "__threshold") {
-          if (!cell.empty()) {
+          // promptfoo keeps parseFloat(cell) only when it is truthy: an
+          // empty cell, "0" or text set no threshold.
+          const double v = std::strtod(cell.c_str(), nullptr);
+          if (v != 0 && !std::isnan(v)) {
             entry(t, "threshold") = scalar_node(cell, file, row.line);
             entry(t, "threshold").quoted = false;
           }
+        } else if (col == "__providerOutput") {
+          // The test's assertions then check this text, not the model's answer.
+          if (!cell.empty()) entry(t, "providerOutput") = scalar_node(cell, file, row.line);
         } else if (col == "__prefix" || col == "__suffix") {
           if (cell.empty()) continue;
           Node& options = entry(t, "options");
           if (!options.is_map()) options = map_node(file, row.line);
           entry(options, col.substr(2)) = scalar_node(cell, file, row.line);
         } else if (col.starts_with("__metadata:")) {
+          if (trim_space(cell).empty()) continue; // promptfoo sets no key for an empty cell
           Node& m = entry(t, "metadata");
           if (!m.is_map()) m = map_node(file, row.line);
-          entry(m, col.substr(11)) = scalar_node(cell, file, row.line);
+          std::string key = col.substr(11);
+          if (key.ends_with("[]")) {
+            key.resize(key.size() - 2);
+            entry(m, key) = metadata_list(cell, file, row.line);
+          } else {
+            entry(m, key) = scalar_node(cell, file, row.line);
+          }
         } else if (col.starts_with("__")) {
           ctx_.findings->unmapped_at(header_node, "column " + quote_excerpt(col),
                                      "a promptfoo column gate import does not read");
@@ -216,6 +253,18 @@ std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const
   return v.text;
 }
 
+// promptfoo dereferences $ref in its config: an assertion
+// {$ref: "#/assertionTemplates/NAME"} is that template. Another $ref is
+// kept, and map_assert lists it.
+Node resolve_ref(const Node& item, const Node& config) {
+  const Node* ref = item.get("$ref");
+  const std::string prefix = "#/assertionTemplates/";
+  if (ref == nullptr || !ref->is_scalar() || !ref->text.starts_with(prefix)) return item;
+  const Node* templates = config.get("assertionTemplates");
+  const Node* t = templates == nullptr ? nullptr : templates->get(ref->text.substr(prefix.size()));
+  return t != nullptr && t->is_map() ? *t : item;
+}
+
 } // namespace
 
 std::vector<std::string> expand_glob(const fs::path& base, const std::string& rel, const Node& from) {
@@ -274,6 +323,7 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     asserts.kind = Node::Kind::list;
     Node metadata = map_node(t.file, t.line);
     bool left_out = false;
+    bool rubric_prompt = false;
     for (const Node* source : {static_cast<const Node*>(&defaults), &t}) {
       for (const auto& [key, value] : source->entries) {
         if (std::find(k_test_keys.begin(), k_test_keys.end(), key) == k_test_keys.end()) {
@@ -293,12 +343,14 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
             entry(key == "vars" ? vars : metadata, k) = v;
         } else if (key == "assert") {
           if (value.is_list())
-            asserts.items.insert(asserts.items.end(), value.items.begin(), value.items.end());
+            for (const Node& item : value.items)
+              asserts.items.push_back(resolve_ref(item, config));
           else if (!value.is_null())
             throw_bad_input(value.where() + ": assert: expected a list of assertions, got " +
                             describe(value));
         } else if (key == "options") {
           for (const auto& [k, v] : value.entries) {
+            if (k == "rubricPrompt") rubric_prompt = true;
             if (k == "provider" || k == "rubricPrompt") {
               ctx.findings->unmapped_at(
                   v, "options." + k,
@@ -349,11 +401,11 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
       usable = false;
     }
     if (left_out) {
-      out.push_back({merged, {}, "options or keys gate cannot run"});
+      out.push_back({merged, {}, "options or keys gate cannot run", rubric_prompt});
       continue;
     }
     if (!usable) {
-      out.push_back({merged, {}, "a var gate import cannot read"});
+      out.push_back({merged, {}, "a var gate import cannot read", rubric_prompt});
       continue;
     }
     for (std::size_t k = 0; k < combos; ++k) {
@@ -363,7 +415,7 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
         values[it->first] = it->second[rest % it->second.size()];
         rest /= it->second.size();
       }
-      out.push_back({merged, std::move(values), ""});
+      out.push_back({merged, std::move(values), "", rubric_prompt});
     }
   }
   return out;

@@ -137,6 +137,8 @@ TEST_CASE("an __expected cell reads as promptfoo reads it") {
   };
   CHECK(read("Paris") == R"({"type":"equals","value":"Paris"})");
   CHECK(read("contains:Par") == R"({"type":"contains","value":"Par"})");
+  CHECK(read("contains:  Par ") == R"({"type":"contains","value":"Par"})"); // trimmed, as promptfoo does
+  CHECK(read("is-json: {}") == R"({"type":"is-json","value":" {}"})");      // a schema: as written
   CHECK(read("not-icontains:rain") == R"({"type":"not-icontains","value":"rain"})");
   CHECK(read("is-json") == R"({"type":"is-json"})");
   CHECK(read("levenshtein(5):Yes, we are") ==

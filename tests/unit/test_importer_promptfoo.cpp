@@ -133,6 +133,36 @@ tests:
   CHECK(cfg.runs == 3);
 }
 
+TEST_CASE("CSV cells as promptfoo's csv reader takes them: trimmed __expected, list metadata, a falsy "
+          "__threshold unset, __providerOutput") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", "prompts: ['About {{item}}']\nproviders: [openai:gpt-4o-mini]\ntests: file://t.csv\n");
+  spit(d / "t.csv",
+       " item ,__expected1,__expected2,__metadata:labels[],__metadata:kind,__threshold,__providerOutput\n"
+       "tea,contains: leaf ,\" icontains-any: green , black\",\"hot, a\\,b ,c\",,0,\n"
+       "ice,\"is-json: {\"\"type\"\": \"\"object\"\"}\",,,cold,,\n"
+       "pop,contains:fizz,,,,,canned answer\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const auto cs = cases(im);
+  REQUIRE(cs.size() == 2);
+  // "contains: leaf " checks for "leaf", as promptfoo trims the cell and the value.
+  CHECK(gate::json::canonical(cs[0].at("checks")) ==
+        R"([{"type":"contains","value":"leaf"},{"checks":[{"type":"icontains","value":"green"},)"
+        R"({"type":"icontains","value":"black"}],"type":"any_of"}])");
+  CHECK(cs[0].at("vars").at("item") == "tea"); // the column's name trimmed
+  // labels[]: split at commas not after a backslash; an empty cell sets no key.
+  CHECK(gate::json::canonical(cs[0].at("metadata").at("metadata")) == R"({"labels":["hot","a,b","c"]})");
+  // is-json's value is a schema, kept as written.
+  CHECK(cs[1].at("checks").at(0).at("type") == "json_schema");
+  // __threshold 0 is no threshold in promptfoo (nothing listed); __providerOutput
+  // makes promptfoo check that text, so the row is left out.
+  CHECK(lines(im.unmapped) ==
+        std::vector<std::string>{
+            "t.csv:4: key \"providerOutput\" of a test: the test is left out: gate runs every "
+            "case with gate.yaml's model and prompt and passes it when every check passes"});
+}
+
 TEST_CASE("the unmapped list is exact, each with file:line, in file order") {
   TempDir tmp;
   const fs::path d = tmp.path();
@@ -263,6 +293,79 @@ TEST_CASE("providers: OpenAI, Anthropic, Azure and OpenAI-compatible ones become
         "c.yaml:0: providers: none maps to a model gate speaks; gate.yaml's model is a placeholder");
 }
 
+TEST_CASE("providers: anthropic:<claude model> is promptfoo's Messages shorthand; one gate cannot speak is "
+          "named by its id") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", "prompts: ['{{q}}']\nproviders:\n  - id: http\n    label: Bot\n    config: {url: "
+                     "'https://bot.example/chat'}\n  - exec:\n      config: {}\n  - anthropic:claude-2.1\n"
+                     "  - id: anthropic:claude-opus-4-1\n    config: {temperature: 0}\n"
+                     "tests:\n  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const std::string y = file_text(im, "gate.yaml");
+  CHECK(y.find("  provider: anthropic\n") != std::string::npos);
+  CHECK(y.find("  name: claude-opus-4-1\n") != std::string::npos);
+  const std::string speaks =
+      "gate speaks OpenAI's, Anthropic's and Azure OpenAI's APIs, and OpenAI-compatible "
+      "servers given by apiBaseUrl";
+  CHECK(lines(im.unmapped) ==
+        std::vector<std::string>{"c.yaml:3: provider \"http\": " + speaks,
+                                 "c.yaml:6: provider \"exec\": " + speaks,
+                                 "c.yaml:8: provider \"anthropic:claude-2.1\": " + speaks});
+}
+
+TEST_CASE("assertion templates by $ref, a test with no assertion, a grader's rubricPrompt, and a left-out "
+          "test's assertions counted") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "c.yaml", R"(prompts: ['{{q}}']
+providers: [openai:gpt-4o]
+assertionTemplates:
+  polite:
+    type: icontains
+    value: please
+tests:
+  - vars: {q: a}
+    assert:
+      - $ref: '#/assertionTemplates/polite'
+      - $ref: '#/definitions/other'
+  - vars: {q: b}
+  - vars: {q: c}
+    options:
+      rubricPrompt: 'Grade {{ output }} by the points'
+    assert:
+      - type: llm-rubric
+        value: mentions c
+      - type: contains
+        value: c
+  - vars: {q: d}
+    options: {transform: output.trim()}
+    assert:
+      - type: contains
+        value: d
+      - type: contains
+        value: e
+)");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  const auto cs = cases(im);
+  REQUIRE(cs.size() == 2);
+  CHECK(gate::json::canonical(cs[0].at("checks")) == R"([{"type":"icontains","value":"please"}])");
+  CHECK(gate::json::canonical(cs[1].at("checks")) == R"([{"type":"contains","value":"c"}])");
+  CHECK(im.assertions == 6);
+  CHECK(im.checks == 2);
+  CHECK(
+      lines(im.unmapped) ==
+      std::vector<std::string>{
+          "c.yaml:11: assert $ref \"#/definitions/other\": not resolved: gate import resolves "
+          "#/assertionTemplates/NAME of the config",
+          "c.yaml:12: test 2: left out of the suite: it has no assertion, and a gate case needs a check",
+          "c.yaml:15: options.rubricPrompt: not carried over: gate grades llm_judge with judge.model and its "
+          "own prompt",
+          "c.yaml:17: assert \"llm-rubric\": a custom rubricPrompt; gate's judge has one fixed prompt",
+          "c.yaml:22: options.transform: the test is left out: it changes the prompt or the answer its "
+          "assertions see"});
+}
+
 TEST_CASE("bad input: file:line:col and what was expected") {
   TempDir tmp;
   const fs::path d = tmp.path();
@@ -342,6 +445,46 @@ TEST_CASE("prompts: .txt split at --- lines, .md whole, chat JSON inline or in a
   CHECK(finding_line(im.unmapped[0]) == "c.yaml:3: prompt \"file://grade.py\": a prompt function or template "
                                         "in a .py file, which promptfoo runs "
                                         "or reads with a loader of its own");
+}
+
+TEST_CASE("prompts: a bare file name is the file, a templated chat file and a chat of parts are listed, no "
+          "prompts key is promptfoo's default {{prompt}}") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "ask.txt", "Ask {{q}}\n");
+  spit(d / "conv.json",
+       "[\n  {% for m in history %}{\"role\": \"user\", \"content\": \"{{m}}\"},{% endfor %}\n"
+       "  {\"role\": \"user\", \"content\": \"{{q}}\"}\n]\n");
+  spit(d / "parts.yaml",
+       "messages:\n  - role: user\n    content:\n      - type: text\n        text: '{{q}}'\n");
+  spit(d / "list.yaml", "- role: user\n  content:\n    - type: text\n      text: '{{q}}'\n");
+  spit(d / "c.yaml", "prompts: [ask.txt, conv.json, file://parts.yaml, file://list.yaml, 'plain {{q}}.']\n"
+                     "providers: [openai:gpt-4o]\n"
+                     "tests:\n  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  CHECK(file_text(im, "prompts/prompt-1.md") == "Ask {{q}}\n");
+  CHECK(file_text(im, "prompts/prompt-2.md") == "plain {{q}}.\n");
+  CHECK(
+      lines(im.unmapped) ==
+      std::vector<std::string>{
+          "c.yaml:1: prompt \"file://conv.json\": nunjucks tags ({% %}, {# #}) or an escaped \\{{, which "
+          "gate's {{var}} templates do not have",
+          "c.yaml:1: prompt \"file://parts.yaml\": expected a list of chat messages ({role, content}), got a "
+          "mapping",
+          "c.yaml:1: prompt \"file://list.yaml\": a chat message whose content is a list of parts (text, "
+          "images, cache_control); gate's prompt is text templates",
+          "c.yaml:1: prompt 2: written to prompts/prompt-2.md but not run: gate.yaml runs one prompt "
+          "(prompt-1); point prompt.user_file at it to compare it with the baseline"});
+  // No prompts key: promptfoo's readConfig makes it ["{{prompt}}"].
+  spit(d / "none.yaml", "providers: [openai:gpt-4o]\ntests:\n  - vars: {prompt: hi}\n    assert:\n"
+                        "      - type: contains\n        value: a\n");
+  const Import dflt = import_promptfoo(d / "none.yaml", "x");
+  CHECK(file_text(dflt, "prompts/prompt-1.md") == "{{prompt}}\n");
+  CHECK(cases(dflt).at(0).at("vars").at("prompt") == "hi");
+  CHECK(
+      lines(dflt.notes) ==
+      std::vector<std::string>{
+          "none.yaml:0: prompts: none in the config: promptfoo's default prompt {{prompt}}, the test's var"});
 }
 
 TEST_CASE(
