@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <map>
 
+#include <gate/metrics/summary.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/time.hpp>
@@ -36,12 +37,8 @@ void fold_retry(Record& earlier, Record&& later) {
     const results::RecordedCost before =
         earlier.run.recorded ? *earlier.run.recorded : results::RecordedCost{};
     results::RecordedCost& cost = results::recorded(run);
-    for (auto side : {&results::RecordedCost::agent, &results::RecordedCost::user}) {
-      if ((cost.*side).has_value() != (before.*side).has_value())
-        (cost.*side).reset();
-      else if (cost.*side)
-        *(cost.*side) += *(before.*side);
-    }
+    metrics::add_cost(cost.agent, before.agent);
+    metrics::add_cost(cost.user, before.user);
   }
   later.retries += earlier.retries + 1;
   run.attempts = later.retries + 1;

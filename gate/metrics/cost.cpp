@@ -32,10 +32,6 @@ std::optional<double> run_cost(const results::Run& r, const results::Route& shar
   return run_cost(r, model->second, p);
 }
 
-namespace detail {
-namespace {
-
-// Adds `cost` to `sum`; an absent cost makes the sum absent for good.
 void add_cost(std::optional<double>& sum, const std::optional<double>& cost) {
   if (sum && cost)
     *sum += *cost;
@@ -43,7 +39,7 @@ void add_cost(std::optional<double>& sum, const std::optional<double>& cost) {
     sum.reset();
 }
 
-} // namespace
+namespace detail {
 
 void task_cost(const results::Task& t, const Options& o, TaskStats& s) {
   for (const results::Run& r : t.runs) {

@@ -170,6 +170,10 @@ struct Pricing {
 // prompt × price.prompt / 1e6 + completion × price.completion / 1e6, in USD.
 double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t completion_tokens);
 
+// Adds `cost` to `sum`; an absent cost makes the sum absent for good (a
+// sum of costs with one unknown is unknown, never a smaller number).
+void add_cost(std::optional<double>& sum, const std::optional<double>& cost);
+
 // A run's cost in USD over its whole chain (retries, judge calls), at the
 // prices of `model` (its route's) and of the judge model: absent when its
 // usage is unknown, `model` has no row, or it made judge calls with tokens
