@@ -28,8 +28,11 @@ int cmd_import(const Args& args) {
   po::variables_map vm;
   const char* usage = "gate import promptfoo CONFIG --out DIR [--name NAME]";
   if (!parse_options(args, desc, vm, usage, &pos)) return 0;
-  if (!vm.count("format") || !vm.count("config") || !vm.count("out"))
+  if (!vm.count("format") || !vm.count("config"))
     throw Error(Exit::bad_input, std::string("usage: ") + usage);
+  if (!vm.count("out"))
+    throw Error(Exit::bad_input,
+                std::string("--out DIR is required: the directory to write the suite into; usage: ") + usage);
   if (vm["format"].as<std::string>() != "promptfoo")
     throw Error(Exit::bad_input, "gate import: unknown format " +
                                      quote_excerpt(vm["format"].as<std::string>()) + "; expected promptfoo");

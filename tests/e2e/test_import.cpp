@@ -234,6 +234,11 @@ TEST_CASE("gate import promptfoo: bad input names file:line:col and writes nothi
   CHECK(!fs::exists(dir / "evals" / "x" / "suite"));
   CHECK(slurp(dir / "evals" / "x" / "gate.yaml") == "mine\n");
 
+  // A newcomer who leaves out --out is told what it is, not only the usage line.
+  r = run_gate({"import", "promptfoo", "promptfooconfig.yaml"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--out DIR is required: the directory to write the suite into") != std::string::npos);
+
   r = run_gate({"import", "promptfoo", "promptfooconfig.yaml", "--out", "evals/y"}, dir);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
