@@ -557,4 +557,20 @@ std::size_t Store::prune(const std::vector<std::string>* keep, std::chrono::seco
   return removed;
 }
 
+Store::Stale Store::prune_unreferenced(const std::function<bool(const Entry&)>& referenced, bool apply) {
+  Stale out;
+  for (const Item& it : walk(root_)) {
+    if (it.kind != Kind::entry) continue;
+    Lookup l = get_local(it.key);
+    if (!l.entry || referenced(*l.entry)) continue;
+    if (apply && ::unlink(it.path.c_str()) != 0) {
+      if (errno == ENOENT) continue; // another prune was first
+      throw_cannot_run("cannot remove " + display(it.path) + ": " + errno_text(errno));
+    }
+    ++out.entries;
+    out.bytes += it.size;
+  }
+  return out;
+}
+
 } // namespace gate::cache

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,6 +109,13 @@ public:
   // the number of files removed. A temp_age shorter than a write can take
   // would remove another process's write in flight.
   std::size_t prune(const std::vector<std::string>* keep, std::chrono::seconds temp_age);
+
+  // Valid entries for which `referenced` is false: counted, and removed
+  // when `apply` (else a dry run). Corrupt and temp files are prune()'s.
+  struct Stale {
+    std::uint64_t entries = 0, bytes = 0;
+  };
+  Stale prune_unreferenced(const std::function<bool(const Entry&)>& referenced, bool apply);
 
   // For each of `fingerprints`, its entry of the lowest replica (every
   // replica holds the same request), found by reading every entry: a

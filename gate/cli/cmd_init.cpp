@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <gate/cli/common.hpp>
@@ -8,6 +9,8 @@
 #include <gate/util/terminal.hpp>
 
 namespace gate::cli {
+
+namespace fs = std::filesystem;
 
 int cmd_init(const Args& args) {
   std::string providers, models;
@@ -35,7 +38,13 @@ int cmd_init(const Args& args) {
   if (vm.count("base-url")) o.base_url = vm["base-url"].as<std::string>();
   const std::string dir = vm["dir"].as<std::string>();
 
-  const std::vector<init::File> files = init::starter_files(o);
+  std::vector<init::File> files = init::starter_files(o);
+  // A .gitignore already there is the repository's own: init never
+  // overwrites, and one ignore file is not worth refusing the rest for.
+  std::error_code ec;
+  const bool own_gitignore =
+      fs::symlink_status(fs::path(dir) / ".gitignore", ec).type() != fs::file_type::not_found;
+  if (own_gitignore) std::erase_if(files, [](const init::File& f) { return f.path == ".gitignore"; });
   init::write_files(dir, files);
   std::cout << "gate init: wrote a starting point in " << terminal_safe(dir) << " (provider "
             << terminal_safe(o.provider) << ", model "
@@ -46,6 +55,9 @@ int cmd_init(const Args& args) {
   for (const auto& f : files)
     std::cout << "  " << terminal_safe(f.path.string())
               << std::string(width + 2 - f.path.string().size(), ' ') << terminal_safe(f.what) << "\n";
+  if (own_gitignore)
+    std::cout
+        << "  (.gitignore exists and is left as it is: add .gate/ to it to keep local reports out of git)\n";
   std::cout << "\nNext, in this order:\n";
   for (const auto& line : init::next_commands(dir, o))
     std::cout << "  " << terminal_safe(line) << "\n";

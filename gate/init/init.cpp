@@ -104,6 +104,7 @@ std::vector<File> starter_files(const Options& o) {
       {k_suite_dir / "versions" / "v1" / "cases.jsonl", cases,
        std::to_string(count) + " cases, " + std::to_string(types.size()) + " check types between them"},
       {".github/workflows/gate.yml", workflow, "the pull-request gate for GitHub Actions"},
+      {".gitignore", std::string(templates::k_gitignore), "keeps local reports (.gate/) out of git"},
   };
 }
 

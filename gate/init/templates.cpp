@@ -26,6 +26,12 @@ R"({"id": "return-window", "vars": {"customer": "Ann"}, "input": "How long do I 
 {"id": "international", "vars": {"customer": "Femi"}, "input": "Do you ship to Canada, and how long does it take?", "checks": [{"type": "contains", "value": "Femi"}, {"type": "contains_any", "values": ["10-14", "10 to 14"]}, {"type": "length", "unit": "words", "max": 60}]}
 )";
 
+const std::string_view k_gitignore =
+R"(# Written by `gate init`: local reports stay out of git. The cache
+# (evals/cache) is meant to be committed: CI replays it.
+.gate/
+)";
+
 const std::string_view k_gate_yaml =
 R"(# Written by `gate init`. Every key: README "Configuration reference" and
 # docs/config.md.

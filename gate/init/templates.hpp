@@ -12,5 +12,6 @@ extern const std::string_view k_prompt;    // prompts/support.md
 extern const std::string_view k_cases;     // evals/support/versions/v1/cases.jsonl
 extern const std::string_view k_gate_yaml; // gate.yaml
 extern const std::string_view k_workflow;  // .github/workflows/gate.yml
+extern const std::string_view k_gitignore; // .gitignore
 
 } // namespace gate::init::templates

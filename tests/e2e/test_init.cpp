@@ -181,6 +181,25 @@ TEST_CASE("gate init refuses to overwrite: one file in the way, and nothing at a
   CHECK_FALSE(fs::exists(tmp.path() / "evals"));
 }
 
+TEST_CASE("gate init writes a .gitignore for .gate/, and leaves a repository's own .gitignore as it is") {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "fresh");
+  Result fresh = run_gate({"init", "fresh"}, tmp.path());
+  INFO(fresh.out << fresh.err);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK(has(slurp(tmp.path() / "fresh" / ".gitignore"), "\n.gate/\n"));
+  CHECK(has(fresh.out, ".gitignore"));
+
+  fs::create_directories(tmp.path() / "own");
+  spit(tmp.path() / "own" / ".gitignore", "build/\n");
+  Result own = run_gate({"init", "own"}, tmp.path());
+  INFO(own.out << own.err);
+  REQUIRE(own.exit_code == 0);
+  CHECK(slurp(tmp.path() / "own" / ".gitignore") == "build/\n");
+  CHECK(has(own.out, ".gitignore exists and is left as it is: add .gate/ to it"));
+  CHECK(fs::exists(tmp.path() / "own" / "gate.yaml"));
+}
+
 TEST_CASE("gate init: an unknown provider, a missing directory and an empty model are usage errors") {
   TempDir tmp;
   Result bad = run_gate({"init", "--provider", "openia"}, tmp.path());
