@@ -77,23 +77,35 @@ int cmd_compare(const Args& args) {
 int cmd_baseline(const Args& args) {
   po::options_description desc("gate baseline options");
   desc.add_options()("help,h", "show this help")("action", po::value<std::string>(), "update")(
-      "report,r", po::value<std::string>()->required(), "the report to promote")(
+      "report,r", po::value<std::string>(),
+      "the report to promote (default: report.json in gate.yaml's outputs.dir)")(
       "baseline,b", po::value<std::string>(), "the baseline file (default: `baseline` in gate.yaml)")(
-      "config,c", po::value<std::string>(), "the gate.yaml naming the baseline")(
+      "config,c", po::value<std::string>(),
+      "the gate.yaml naming the baseline and report (default: ./gate.yaml when it exists)")(
       "force", "replace the baseline even when the suite changed or the report's runs mostly errored");
   po::positional_options_description pos;
   pos.add("action", 1);
   po::variables_map vm;
-  if (!parse_options(args, desc, vm, "gate baseline update --report report.json [--baseline FILE] [--force]",
+  if (!parse_options(args, desc, vm,
+                     "gate baseline update [--config gate.yaml] [--report FILE] [--baseline FILE] [--force]",
                      &pos))
     return 0;
   if (!vm.count("action") || vm["action"].as<std::string>() != "update")
-    throw Error(Exit::bad_input, "usage: gate baseline update --report report.json [--baseline FILE]");
+    throw Error(Exit::bad_input,
+                "usage: gate baseline update [--config gate.yaml] [--report FILE] [--baseline FILE]");
+  // Like every other command, the configuration is ./gate.yaml unless named;
+  // without one, --report and --baseline must both be given.
   auto cfg = optional_config(vm);
+  if (!cfg && fs::exists("gate.yaml")) cfg = load_config("gate.yaml", {});
   fs::path b_file =
       vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : (cfg ? cfg->baseline : fs::path());
   if (b_file.empty()) throw Error(Exit::bad_input, "gate baseline update: pass --baseline FILE or --config");
-  const fs::path r_file = vm["report"].as<std::string>();
+  const fs::path r_file = vm.count("report") ? fs::path(vm["report"].as<std::string>())
+                          : cfg              ? cfg->outputs.dir / "report.json"
+                                             : fs::path();
+  if (r_file.empty())
+    throw Error(Exit::bad_input,
+                "gate baseline update: pass --report FILE or --config (no ./gate.yaml here)");
   report::Report next = read_report(r_file, "report");
   if (!next.complete)
     throw Error(Exit::bad_input, r_file.string() + ": the report is incomplete (" + next.incomplete_reason +

@@ -56,7 +56,8 @@ int cmd_import(const Args& args) {
   for (const auto& f : im.files)
     std::cout << "  " << terminal_safe(f.path.string()) << "  " << terminal_safe(f.what) << "\n";
   std::cout << "Next: gate run --config " << terminal_safe((out / "gate.yaml").string())
-            << " --mode record (with the model's key set), then commit the cache.\n";
+            << " --mode replay (with the model's key set: it records what the cache misses), then commit the "
+               "cache.\n";
   std::cerr << "gate import: " << im.unmapped.size() << " not carried over, " << im.notes.size()
             << " carried over with a difference (" << terminal_safe((out / "import-report.txt").string())
             << ")\n";

@@ -193,7 +193,7 @@ report::Report read_report(const fs::path& file, const char* role, const report:
                 std::string("no ") + role + " at " + file.string() +
                     (std::string(role) == "baseline"
                          ? " (a missing baseline is never read as \"all passed\"; create one "
-                           "with `gate baseline update --report report.json`)"
+                           "with `gate run`, then `gate baseline update`)"
                          : ""));
   return report::read(file, o);
 }
