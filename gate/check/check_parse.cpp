@@ -6,6 +6,7 @@
 #include <gate/check/regex.hpp>
 #include <gate/check/schema.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/json.hpp>
 
 namespace gate::check {
@@ -390,9 +391,15 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
     throw_bad_input(where + ": a check needs \"type\", a string, one of: " + known);
   const std::string name(type_v->get_string());
   const TypeInfo* row = find_type(name);
-  if (row == nullptr)
+  if (row == nullptr) {
+    std::vector<std::string> names;
+    for (const TypeInfo& t : type_table())
+      names.emplace_back(t.type);
+    const std::string near = nearest_name(name, names);
     throw_bad_input(where + ": unknown check type \"" + name +
-                    "\" (known: " + known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')));
+                    "\" (known: " + known.substr(0, known.find(';')) + ")" + known.substr(known.find(';')) +
+                    (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
   if (row->id == Type::negation)
     throw_bad_input(where + ": \"not\" is written {\"not\": {<check>}}, not as a \"type\"");
   Check c;

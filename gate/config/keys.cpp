@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include <gate/util/format.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/text.hpp>
 
@@ -412,9 +413,11 @@ std::string check(const Row& r, const Value& v) {
     if (!text || text->find('/') != std::string::npos || *text == "." || *text == "..") return expected;
     break;
   case Kind::choice:
-    if (!std::holds_alternative<std::string>(v) ||
-        std::find(r.choices.begin(), r.choices.end(), std::get<std::string>(v)) == r.choices.end())
-      return expected;
+    if (!text) return expected;
+    if (std::find(r.choices.begin(), r.choices.end(), *text) == r.choices.end()) {
+      const std::string near = nearest_name(*text, r.choices);
+      return near.empty() ? expected : expected + "; did you mean \"" + near + "\"?";
+    }
     break;
   case Kind::integer: {
     const auto* i = std::get_if<std::int64_t>(&v);

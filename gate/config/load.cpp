@@ -47,12 +47,7 @@ std::string unknown_key_message(const std::string& name, const std::string& sect
                     (section.empty() ? " at top level" : " in " + section) + "; expected one of: ";
   for (std::size_t i = 0; i < names.size(); ++i)
     msg += (i ? ", " : "") + names[i];
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const std::string& n : names) {
-    const std::size_t d = edit_distance(name, n);
-    if (d < best_distance) best = n, best_distance = d;
-  }
+  std::string best = nearest_name(name, names);
   if (best.empty()) {
     // The right name in the wrong place: "runs" under model, "name" at top level.
     for (const Row& r : detail::rows()) {

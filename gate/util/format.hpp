@@ -44,4 +44,14 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   return edit_distance(std::span<const char>(a), std::span<const char>(b));
 }
 
+// The "did you mean" of a misspelt name: the first of `names` nearest to
+// `name` within 2 edits, "" when none is (or `name` is one of them).
+inline std::string nearest_name(std::string_view name, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const std::string& n : names)
+    if (const std::size_t d = edit_distance(name, n); d < best_distance) best = n, best_distance = d;
+  return best == name ? std::string() : best;
+}
+
 } // namespace gate

@@ -340,6 +340,9 @@ TEST_CASE("parse errors name where and what was expected") {
             "contains_any, contains_all, regex, json, number, length, llm_judge, any_of, all_of, similar, "
             "refusal, finish_reason, tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, "
             "json_schema, script)"));
+  CHECK(has(e, "; did you mean \"contains\"?"));
+  CHECK(has(parse_error(R"({"type":"regexp","value":"x"})"), "; did you mean \"regex\"?"));
+  CHECK_FALSE(has(parse_error(R"({"type":"zzzzzzzz","value":"x"})"), "did you mean"));
   CHECK(has(parse_error(R"({"type":"contains","value":"x","ignore_case":true})"),
             "check \"contains\": unknown field \"ignore_case\" (expected: type, name, value)"));
   CHECK(has(parse_error(R"({"type":"equals","value":"x","trim":"yes"})"),

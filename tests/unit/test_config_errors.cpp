@@ -73,6 +73,12 @@ TEST_CASE("duplicate keys are errors at the second occurrence") {
         "gate.yaml:6:1: duplicate key \"runs\" at top level (first at line 5)");
 }
 
+TEST_CASE("a misspelt choice suggests the closest, as a misspelt key does") {
+  CHECK(load_error(k_minimal + "  provider: opnai\n")
+            .find("model.provider: expected one of openai|anthropic|azure|gemini, got \"opnai\"; "
+                  "did you mean \"openai\"?") != std::string::npos);
+}
+
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, api, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
