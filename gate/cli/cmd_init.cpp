@@ -13,13 +13,21 @@ namespace gate::cli {
 namespace fs = std::filesystem;
 
 int cmd_init(const Args& args) {
-  std::string providers, models;
+  std::string providers, models, without;
   for (const auto& p : config::providers()) {
     providers += (providers.empty() ? "" : "|") + p.name;
-    models += (models.empty() ? "" : ", ") + init::default_model(p.name) + " for " + p.name;
+    // A provider without a default (azure: the model is your deployment's
+    // name) is said so, not printed as an empty default.
+    const std::string m = init::default_model(p.name);
+    if (!m.empty())
+      models += (models.empty() ? "" : ", ") + m + " for " + p.name;
+    else
+      without += (without.empty() ? "" : ", ") + p.name;
   }
   const std::string provider_help = "the API gate speaks: " + providers;
-  const std::string model_help = "the model id (default: " + models + ")";
+  const std::string model_help =
+      "the model id (default: " + models +
+      (without.empty() ? "" : "; none for " + without + ": pass your deployment's name") + ")";
   po::options_description desc("gate init options");
   desc.add_options()("help,h", "show this help")("dir", po::value<std::string>()->default_value("."),
                                                  "the directory to write into (must exist)")(

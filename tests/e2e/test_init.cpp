@@ -181,6 +181,14 @@ TEST_CASE("gate init refuses to overwrite: one file in the way, and nothing at a
   CHECK_FALSE(fs::exists(tmp.path() / "evals"));
 }
 
+TEST_CASE("gate init --help prints no empty default: a provider without one is said so") {
+  TempDir tmp;
+  Result r = run_gate({"init", "--help"}, tmp.path());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find(", for ") == std::string::npos);
+  CHECK(has(r.out, "none for azure"));
+}
+
 TEST_CASE("gate init writes a .gitignore for .gate/, and leaves a repository's own .gitignore as it is") {
   TempDir tmp;
   fs::create_directories(tmp.path() / "fresh");
