@@ -185,7 +185,8 @@ TEST_CASE("gate init --help prints no empty default: a provider without one is s
   TempDir tmp;
   Result r = run_gate({"init", "--help"}, tmp.path());
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find(", for ") == std::string::npos);
+  CHECK(r.out.find(", for azure") == std::string::npos);
+  CHECK(r.out.find(" for azure") == r.out.find("none for azure") + 4);
   CHECK(has(r.out, "none for azure"));
 }
 
