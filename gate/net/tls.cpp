@@ -109,14 +109,25 @@ bool prepare_tls_session(SSL* ssl, const std::string& bracketed) {
          X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0) == 1;
 }
 
-std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host) {
+std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host,
+                        const std::string& where) {
   long verify = SSL_get_verify_result(ssl);
   if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
     return "tls: certificate does not match host " + host;
   if (verify != X509_V_OK)
     return "tls: certificate for " + host + " not trusted: " + X509_verify_cert_error_string(verify);
-  if (ec.category() == boost::asio::error::get_ssl_category())
+  if (ec.category() == boost::asio::error::get_ssl_category()) {
+    // A plain HTTP server reads the ClientHello as a bad request and sends
+    // "HTTP/1.1 400 ...": OpenSSL sees a record of version "HT" (or, read
+    // as a length, one too long).
+    const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+    if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_HTTP_REQUEST ||
+        reason == SSL_R_PACKET_LENGTH_TOO_LONG)
+      return "tls: the server at " + where +
+             " answered plain HTTP to a TLS handshake: use http:// (and allow it with GATE_ALLOW_HTTP=" +
+             host + " unless it is loopback)";
     return "tls: handshake with " + host + " failed: " + ec.message();
+  }
   return "";
 }
 

@@ -27,8 +27,12 @@ bool prepare_tls_session(SSL* ssl, const std::string& host);
 
 // Why a handshake failed, as the status-0 body: "tls: certificate does not
 // match host H", "tls: certificate for H not trusted: ..." or
-// "tls: handshake with H failed: ...". Empty when the failure was not
-// TLS's (a reset or an EOF from the network), which may be retried.
-std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host);
+// "tls: handshake with H failed: ...", or, when the server answered the
+// handshake with plain HTTP (an https:// URL for an http:// server, which
+// OpenSSL calls only "wrong version number"), that, naming `where`
+// (HOST:PORT) and the fix. Empty when the failure was not TLS's (a reset
+// or an EOF from the network), which may be retried.
+std::string tls_failure(SSL* ssl, const boost::system::error_code& ec, const std::string& host,
+                        const std::string& where);
 
 } // namespace gate::net

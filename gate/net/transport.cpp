@@ -319,7 +319,8 @@ Exchange Transport::handshake(Connection& c, Mono::time_point deadline) const {
   if (!ec) return {};
   if (ec == beast::error::timeout)
     return failure(Failure::timeout, "timeout: the TLS handshake with " + where() + " took too long");
-  if (std::string why = tls_failure(ssl, ec, url_.host); !why.empty()) return failure(Failure::fatal, why);
+  if (std::string why = tls_failure(ssl, ec, url_.host, where()); !why.empty())
+    return failure(Failure::fatal, why);
   return failure(Failure::connection,
                  "connection: the TLS handshake with " + where() + " failed: " + ec.message());
 }

@@ -1,7 +1,12 @@
 #include <doctest.h>
 
+#include <arpa/inet.h>
 #include <cstdlib>
 #include <filesystem>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 #include <gate/net/fetch.hpp>
 #include <gate/util/atomic_file.hpp>
@@ -84,6 +89,38 @@ TEST_CASE("fetch: POST and PATCH carry their body; a 404 comes back as is, once"
   CHECK(log[2].method == "GET");
   // One thread, one origin: the keep-alive pool served all three.
   CHECK(server.connections() == 1);
+}
+
+TEST_CASE("fetch: https:// to a plain-http server says so, naming host:port and the fix") {
+  // A plain HTTP server answers the ClientHello with a 400, as any does.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  std::thread plain([listener] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[512];
+    (void)::read(c, buf, sizeof buf);
+    const std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    (void)::write(c, answer.data(), answer.size());
+    ::close(c);
+  });
+  FetchRequest r;
+  r.url = "https://127.0.0.1:" + port + "/v1/models";
+  auto res = fetch(r, gate::Environment{});
+  plain.join();
+  ::close(listener);
+  CHECK(res.status == 0);
+  CHECK(res.body == "tls: the server at 127.0.0.1:" + port +
+                        " answered plain HTTP to a TLS handshake: use http:// (and allow it with "
+                        "GATE_ALLOW_HTTP=127.0.0.1 unless it is loopback)");
 }
 
 TEST_CASE("fetch: https verified against ca_file; untrusted is a tls error, not an HTTP answer") {
