@@ -303,6 +303,19 @@ RunResult run_from_options(const po::variables_map& vm) {
   }
   if (store && store->remote()) summary += "; " + cache::counts_text(store->remote()->counts());
   std::cout << terminal_safe(summary) << "\nreport: " << terminal_safe(json_path.string()) << "\n";
+  // Runs that never reached the model (refused, unresolved, TLS, timed out)
+  // are a setup problem more often than the model's: point at the command
+  // that checks the setup.
+  std::size_t unreached = 0;
+  std::string first;
+  for (const auto& t : r.tasks)
+    for (const auto& run : t.runs)
+      if (run.error == "connection" || run.error == "timeout")
+        if (unreached++ == 0) first = run.error_message;
+  if (unreached > 0)
+    std::cerr << "gate: " << unreached << " run(s) could not reach the model (first: " << terminal_safe(first)
+              << "); `gate doctor --config " << terminal_safe(config_file.string())
+              << "` checks the URL, the key and the connection\n";
 
   if (!fatal.empty()) {
     std::cerr << "gate: error: " << terminal_safe(fatal) << " (partial report marked incomplete)\n";

@@ -108,3 +108,19 @@ TEST_CASE("gate import's Next: line runs as printed, and names the mode gate ini
   INFO(next << "\n" << run.out << run.err);
   CHECK(run.exit_code == 0);
 }
+
+TEST_CASE("gate run: runs that cannot reach the model point to gate doctor, with the config as given") {
+  TempDir tmp;
+  const fs::path config = copy_demo(tmp.path());
+  fs::remove_all(config.parent_path() / "cache");
+  set_yaml(config, "base_url", "http://127.0.0.1:1/v1"); // nothing listens on port 1
+  set_yaml(config, "mode", "replay");
+  Result r = run_gate(
+      {"run", "--config", config.string(), "--filter", "support-return-window", "--out", "out", "--quiet"},
+      tmp.path(), {{"GATE_DEMO_API_KEY", "demo-not-a-secret"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("could not reach the model (first: connection: cannot connect to 127.0.0.1:1") !=
+        std::string::npos);
+  CHECK(r.err.find("`gate doctor --config " + config.string() + "` checks") != std::string::npos);
+}
