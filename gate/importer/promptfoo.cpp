@@ -24,6 +24,10 @@ using namespace detail;
 
 namespace {
 
+// At most this many reasons in the error when nothing can be imported; the
+// report has them all.
+constexpr std::size_t k_reasons_shown = 5;
+
 // A prompt as gate.yaml's templates: a user message, perhaps a system one.
 struct Prompt {
   std::string user;
@@ -419,36 +423,33 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     ++out.cases;
   }
   if (out.cases == 0) {
-    // Nothing is written, so the message carries the report's first reasons.
-    std::string reasons;
-    for (std::size_t i = 0; i < findings.unmapped.size() && i < 5; ++i)
-      reasons += "; " + finding_line(findings.unmapped[i]);
-    throw_bad_input(config_name + ": no test with an assertion gate can check (" + std::to_string(out.tests) +
-                    " tests read); nothing to import" + reasons);
+    // Only the report is written (below).
+    files.clear();
+  } else {
+    if (!model)
+      findings.unmapped.push_back({config_name + ":0", "providers",
+                                   "none maps to a model gate speaks; gate.yaml's model is a placeholder"});
+    // What is written loads: the cases parse as gate parses them.
+    (void)suite::parse_cases(cases, "the imported cases");
+
+    const suite::Metadata meta{suite_name, "v1", {suite::VersionInfo{"v1", sha256_hex(cases), out.cases}}};
+    std::string yaml = "# Written by `gate import promptfoo` from " + init::yaml_scalar(config_name) +
+                       "; what it could not\n# carry over is in import-report.txt (docs/import.md).\n";
+    yaml += "suite:\n  path: suite\n  version: v1\nprompt:\n";
+    if (chosen_prompt->system) yaml += "  system_file: prompts/prompt-1.system.md\n";
+    yaml += "  user_file: prompts/prompt-1.md\n";
+    yaml += model_block(model);
+    yaml += "runs: " + runs + "\ncache:\n  dir: cache   # recorded answers: commit them to replay offline\n";
+    yaml += "baseline: baseline.json\noutputs:\n  dir: .gate/out\n";
+
+    files.insert(files.begin(), {"gate.yaml", yaml, "the configuration: suite, prompt and model"});
+    files.push_back(
+        {"suite/metadata.json", suite::format_metadata(meta), "the suite, version v1 pinned by sha256"});
+    files.push_back({"suite/versions/v1/cases.jsonl", cases, std::to_string(out.cases) + " cases"});
+    if (uses_python)
+      files.push_back({fs::path("suite") / k_python_runner_name, std::string(k_python_runner),
+                       "runs promptfoo's inline python assertions (script checks)"});
   }
-  // What is written loads: the cases parse as gate parses them.
-  (void)suite::parse_cases(cases, "the imported cases");
-
-  const suite::Metadata meta{suite_name, "v1", {suite::VersionInfo{"v1", sha256_hex(cases), out.cases}}};
-  std::string yaml = "# Written by `gate import promptfoo` from " + init::yaml_scalar(config_name) +
-                     "; what it could not\n# carry over is in import-report.txt (docs/import.md).\n";
-  yaml += "suite:\n  path: suite\n  version: v1\nprompt:\n";
-  if (chosen_prompt->system) yaml += "  system_file: prompts/prompt-1.system.md\n";
-  yaml += "  user_file: prompts/prompt-1.md\n";
-  yaml += model_block(model);
-  yaml += "runs: " + runs + "\ncache:\n  dir: cache   # recorded answers: commit them to replay offline\n";
-  yaml += "baseline: baseline.json\noutputs:\n  dir: .gate/out\n";
-
-  files.insert(files.begin(), {"gate.yaml", yaml, "the configuration: suite, prompt and model"});
-  files.push_back(
-      {"suite/metadata.json", suite::format_metadata(meta), "the suite, version v1 pinned by sha256"});
-  files.push_back({"suite/versions/v1/cases.jsonl", cases, std::to_string(out.cases) + " cases"});
-  if (uses_python)
-    files.push_back({fs::path("suite") / k_python_runner_name, std::string(k_python_runner),
-                     "runs promptfoo's inline python assertions (script checks)"});
-  if (!model)
-    findings.unmapped.push_back({config_name + ":0", "providers",
-                                 "none maps to a model gate speaks; gate.yaml's model is a placeholder"});
   // In file order: the config first, then the other files by name, each by line.
   auto order = [&](const Finding& f) {
     const std::size_t colon = f.where.rfind(':');
@@ -460,6 +461,17 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
                      [&](const Finding& a, const Finding& b) { return order(a) < order(b); });
   out.unmapped = std::move(findings.unmapped);
   out.notes = std::move(findings.notes);
+  if (out.cases == 0) {
+    // The message carries the report's first reasons and how many there are.
+    const std::size_t n = out.unmapped.size();
+    std::string reasons =
+        "; " + std::to_string(n) + (n == 1 ? " reason" : " reasons") +
+        (n > k_reasons_shown ? " (the first " + std::to_string(k_reasons_shown) + " here)" : "");
+    for (std::size_t i = 0; i < n && i < k_reasons_shown; ++i)
+      reasons += "; " + finding_line(out.unmapped[i]);
+    out.failure = config_name + ": no test with an assertion gate can check (" + std::to_string(out.tests) +
+                  " tests read); nothing to import" + reasons;
+  }
   out.files = std::move(files);
   out.files.push_back(
       {"import-report.txt", report_text(out, config_name), "what was not carried over, and why"});
