@@ -14,6 +14,15 @@
 #include <gate/util/error.hpp>
 #include <gate/util/text.hpp>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GATE_HAS_ASAN 1
+#endif
+#endif
+#ifndef GATE_HAS_ASAN
+#define GATE_HAS_ASAN 0
+#endif
+
 namespace gate::config::detail {
 namespace {
 
@@ -53,8 +62,16 @@ int probe_in_child(const std::string& text) {
     setitimer(ITIMER_PROF, &timer, nullptr);
     rlimit cpu{us / 1'000'000 + 2, us / 1'000'000 + 3};
     setrlimit(RLIMIT_CPU, &cpu);
+    // A child that does not run at all (a lock held by another thread at the
+    // fork) uses no CPU time: a wall-clock alarm ends it too.
+    signal(SIGALRM, SIG_DFL);
+    alarm(static_cast<unsigned>(us / 1'000'000 + 10));
+#if !defined(__SANITIZE_ADDRESS__) && !GATE_HAS_ASAN
+    // AddressSanitizer reserves terabytes of address space for its shadow,
+    // so the fuzz build bounds CPU time only.
     rlimit mem{k_yaml_parse_memory, k_yaml_parse_memory};
     setrlimit(RLIMIT_AS, &mem);
+#endif
     int code = k_parsed;
     try {
       (void)YAML::LoadAll(text);
