@@ -127,6 +127,27 @@ bool names_a_file(const fs::path& base, const std::string& spec) {
   return fs::is_regular_file(base / spec, ec);
 }
 
+// promptfoo's maybeFilePath (src/prompts/utils.ts) reads a one-line prompt
+// as a file's name when a ':'-separated part of it ends in one of
+// VALID_FILE_EXTENSIONS (src/prompts/constants.ts); such a file that does not
+// exist stops promptfoo with ENOENT. (Its other signs of a path, "/", "*",
+// are not followed here.)
+bool looks_like_a_file(const std::string& spec) {
+  if (spec.find('\n') != std::string::npos) return false;
+  static const char* const k_exts[] = {".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md",
+                                       ".mjs", ".mts", ".py", ".ts", ".txt",  ".yml",   ".yaml"};
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t colon = spec.find(':', start);
+    const std::string_view token =
+        std::string_view(spec).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    for (const char* ext : k_exts)
+      if (token.ends_with(ext)) return true;
+    if (colon == std::string::npos) return false;
+    start = colon + 1;
+  }
+}
+
 // One entry of `prompts`: inline text, a file (several prompts when split
 // by "---" lines), a glob, or an object with raw/id.
 void read_prompt(const Node& n, const fs::path& base,
@@ -151,6 +172,11 @@ void read_prompt(const Node& n, const fs::path& base,
     return;
   }
   if (!spec.starts_with("file://") && !names_a_file(base, spec)) {
+    if (looks_like_a_file(spec))
+      throw_bad_input(
+          n.where() + ": prompt " + quote_excerpt(spec) +
+          ": no such file; promptfoo reads a prompt ending in a file extension as a file and stops "
+          "(ENOENT), so gate import does too");
     out.emplace_back(n, as_templates(n, spec, why));
     if (!out.back().second) findings.unmapped_at(n, "prompt", why);
     return;

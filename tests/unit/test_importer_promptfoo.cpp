@@ -396,6 +396,10 @@ TEST_CASE("bad input: file:line:col and what was expected") {
       "assert "
       "\"javascript\": runs code inside promptfoo; gate's script check runs a program of your own with the "
       "answer on stdin (docs/suite-format.md \"Script checks\"), and no generated one would behave the same");
+  // A prompt named by a file that does not exist stops, as promptfoo does
+  // (ENOENT), instead of becoming the prompt's text (examples/ollama-comparison).
+  spit(d / "h.yaml", "prompts:\n  - prompts/openai_prompt.json\ntests:\n  - vars: {q: a}\n");
+  CHECK(bad_input(d / "h.yaml").starts_with("h.yaml:2: prompt \"prompts/openai_prompt.json\": no such file"));
   // More reasons than the message shows: it says how many, the report has them all.
   std::string many = "prompts: ['{{q}}']\ntests:\n";
   for (int i = 0; i < 7; ++i)
