@@ -49,6 +49,9 @@ TEST_CASE("a { } mapping over several lines loads (promptfoo's examples/f-score)
                 "      max_tokens: 10\n    }\n") ==
         R"({"providers":[{"config":{"max_tokens":10,"temperature":0},"id":"openai:gpt-4o-mini"}]})");
   CHECK(as_json("a: [\n  1,\n 2\n]\nb: x\n") == R"({"a":[1,2],"b":"x"})");
+  // The mapping begins on a line of its own: the old prescan refused this
+  // line ("expected \"key: value\" or \"- item\"").
+  CHECK(as_json("value:\n  { a: 1,\n    b: 2 }\n") == R"({"value":{"a":1,"b":2}})");
 }
 
 TEST_CASE("merge keys: the mapping's own keys win, a list of mappings merges in order") {
