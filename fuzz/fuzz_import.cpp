@@ -1,7 +1,7 @@
 // gate import's readers of promptfoo files: a tests file in YAML (a list at
-// the root, which gate.yaml never has: config's prescan in its list_root
-// form before yaml-cpp) and a CSV tests file with its __expected cells. Any
-// bytes give a tree or Error(bad_input), and every node read knows its line.
+// the root, which gate.yaml never has) and a CSV tests file with its
+// __expected cells. Any bytes give a tree or Error(bad_input), and every
+// node read knows its line.
 #include <gate/importer/detail.hpp>
 
 #include "fuzz_support.hpp"

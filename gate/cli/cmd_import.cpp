@@ -51,6 +51,9 @@ int cmd_import(const Args& args) {
     if (made) fs::remove_all(out, ec);
     throw;
   }
+  if (!im.failure.empty())
+    throw Error(Exit::bad_input,
+                im.failure + " (all of them in " + (out / "import-report.txt").string() + ")");
   std::cout << "gate import: wrote " << terminal_safe(out.string()) << ": " << im.cases << " cases with "
             << im.checks << " checks from " << im.tests << " promptfoo tests\n";
   for (const auto& f : im.files)

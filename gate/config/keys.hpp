@@ -84,11 +84,19 @@ namespace gate::config::detail {
 inline constexpr int k_max_flow_depth = 64;
 inline constexpr std::size_t k_max_config_bytes = 1 << 20;
 
-// Checks the raw text before yaml-cpp sees it, for what yaml-cpp reports
-// badly or not at all: size, NUL bytes, invalid UTF-8, tabs in indentation,
-// flow nesting deeper than k_max_flow_depth. Throws Error(bad_input)
-// "where:line:col: ...". The root is a mapping, or with `list_root` (a
-// promptfoo tests file, gate/importer/) a mapping or a block list ("- ").
-void prescan(std::string_view text, const std::string& where, bool list_root = false);
+// How many nodes converting one YAML document may visit, counting every
+// node reached through an alias again: a 1 MiB config holds far fewer,
+// while an alias bomb (billion laughs) expands to billions.
+inline constexpr std::size_t k_max_yaml_nodes = 500'000;
+// The bounds on yaml-cpp's own parse (see prescan).
+inline constexpr std::uint64_t k_yaml_parse_cpu_us_per_mib = 3'000'000;
+inline constexpr std::uint64_t k_yaml_parse_memory = std::uint64_t{1} << 30;
+
+// Checks the raw text before yaml-cpp sees it (size, NUL bytes, invalid
+// UTF-8, lone CR), then parses it once in a child process under a CPU and
+// memory limit, since yaml-cpp loops on some invalid inputs. Throws
+// Error(bad_input) "where:line:col: ..."; when it returns, YAML::LoadAll on
+// the same text returns (documents or a YAML::Exception).
+void prescan(std::string_view text, const std::string& where);
 
 } // namespace gate::config::detail

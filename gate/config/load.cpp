@@ -106,18 +106,25 @@ std::string node_kind(const YAML::Node& n) {
 
 // A YAML value as JSON, for model.extra: a plain scalar is null, a boolean
 // or a number when it reads as one (as the keys above read them), else a
-// string; a quoted one is always a string. The prescan bounds the depth.
-boost::json::value yaml_to_json(const YAML::Node& n) {
+// string; a quoted one is always a string. yaml-cpp shares an aliased node
+// rather than copying it, so here an alias bomb would expand: `visited`
+// counts every node against k_max_yaml_nodes (a YAML::Exception, which
+// run() locates).
+boost::json::value yaml_to_json(const YAML::Node& n, std::size_t& visited) {
+  if (++visited > detail::k_max_yaml_nodes)
+    throw YAML::Exception(n.Mark(),
+                          "alias expansion exceeds " + std::to_string(detail::k_max_yaml_nodes) +
+                              " nodes; expected a config without nested aliases that repeat each other");
   if (n.IsMap()) {
     boost::json::object o;
     for (const auto& pair : n)
-      o[pair.first.Scalar()] = yaml_to_json(pair.second);
+      o[pair.first.Scalar()] = yaml_to_json(pair.second, visited);
     return o;
   }
   if (n.IsSequence()) {
     boost::json::array a;
     for (const YAML::Node& item : n)
-      a.push_back(yaml_to_json(item));
+      a.push_back(yaml_to_json(item, visited));
     return a;
   }
   if (n.IsNull()) return nullptr;
@@ -229,7 +236,7 @@ private:
         if (!pair.first.IsScalar())
           fail(pair.first.Mark(), expected + "a mapping whose key is " + node_kind(pair.first));
       if (!row.table_fields.empty()) check_table(row, node);
-      v = node.size() == 0 ? std::string() : json::canonical(yaml_to_json(node));
+      v = node.size() == 0 ? std::string() : json::canonical(yaml_to_json(node, visited_));
     } else if (!node.IsScalar()) {
       fail(at, expected + node_kind(node));
     } else {
@@ -398,6 +405,7 @@ private:
   std::string where_;
   fs::path base_;
   Config cfg_;
+  std::size_t visited_ = 0; // nodes yaml_to_json has converted, aliases expanded
 };
 
 } // namespace

@@ -1,9 +1,27 @@
 #include <gate/config/keys.hpp>
 
-#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <new>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <gate/util/error.hpp>
 #include <gate/util/text.hpp>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GATE_HAS_ASAN 1
+#endif
+#endif
+#ifndef GATE_HAS_ASAN
+#define GATE_HAS_ASAN 0
+#endif
 
 namespace gate::config::detail {
 namespace {
@@ -14,6 +32,75 @@ std::size_t utf8_length(unsigned char lead) {
   if (lead >= 0xE0 && lead <= 0xEF) return 3;
   if (lead >= 0xF0 && lead <= 0xF7) return 4;
   return 0;
+}
+
+// The child's exit codes.
+constexpr int k_parsed = 0;     // yaml-cpp returned, with documents or its own exception
+constexpr int k_no_memory = 3;  // bad_alloc under the memory limit
+constexpr int k_exec_error = 4; // anything else thrown
+
+// The CPU time yaml-cpp may take for `bytes` of text: a 1 MiB config parses
+// in under a second, and a small file that loops stops in a quarter second.
+std::uint64_t parse_cpu_us(std::size_t bytes) {
+  return 250'000 + k_yaml_parse_cpu_us_per_mib * bytes / (std::uint64_t{1} << 20);
+}
+
+// Parses `text` in a forked child under parse_cpu_us() of CPU time and
+// k_yaml_parse_memory of address space. yaml-cpp is deterministic, so a
+// child that returns means the parent's own parse of the same text returns
+// too; one that loops is killed.
+int probe_in_child(const std::string& text) {
+  const pid_t pid = fork();
+  if (pid < 0) return k_parsed; // no process to spare: parse in place, as before the guard
+  if (pid == 0) {
+    // SIGPROF's default action ends the child; RLIMIT_CPU is a backstop.
+    const std::uint64_t us = parse_cpu_us(text.size());
+    itimerval timer{};
+    timer.it_value.tv_sec = static_cast<time_t>(us / 1'000'000);
+    timer.it_value.tv_usec = static_cast<suseconds_t>(us % 1'000'000);
+    signal(SIGPROF, SIG_DFL);
+    setitimer(ITIMER_PROF, &timer, nullptr);
+    rlimit cpu{us / 1'000'000 + 2, us / 1'000'000 + 3};
+    setrlimit(RLIMIT_CPU, &cpu);
+    // A child that does not run at all (a lock held by another thread at the
+    // fork) uses no CPU time: a wall-clock alarm ends it too.
+    signal(SIGALRM, SIG_DFL);
+    alarm(static_cast<unsigned>(us / 1'000'000 + 10));
+#if !defined(__SANITIZE_ADDRESS__) && !GATE_HAS_ASAN
+    // AddressSanitizer reserves terabytes of address space for its shadow,
+    // so the fuzz build bounds CPU time only.
+    rlimit mem{k_yaml_parse_memory, k_yaml_parse_memory};
+    setrlimit(RLIMIT_AS, &mem);
+#endif
+    int code = k_parsed;
+    try {
+      (void)YAML::LoadAll(text);
+    } catch (const YAML::Exception&) {
+      // The parent's parse reports it with its mark.
+    } catch (const std::bad_alloc&) {
+      code = k_no_memory;
+    } catch (...) {
+      code = k_exec_error;
+    }
+    _exit(code);
+  }
+  // RLIMIT_CPU counts CPU time, which a busy machine does not steal; the
+  // wall-clock bound is only a backstop for a child that never runs.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return k_parsed;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return SIGKILL + 128;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -41,7 +128,7 @@ bool content_follows(std::string_view text, std::size_t i) {
 // yaml-cpp 0.8.0 (Debian 13, ubuntu-24.04) loops on every one of them and on
 // fuzz/corpus/config/regression-*.yaml too (.ci/debian13 tries each), so no
 // part of this guard is for 0.7 alone.
-void prescan(std::string_view text, const std::string& where, bool list_root) {
+void prescan(std::string_view text, const std::string& where) {
   auto fail = [&](std::size_t line, std::size_t col, const std::string& msg) {
     throw Error(Exit::bad_input, located(where, line, col, msg));
   };
@@ -70,39 +157,16 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
   std::size_t line_col = 0; // column of the line's first content, 0 = none yet
   // yaml-cpp 0.7 also loops on a document whose root is not a mapping
   // ("&a m\n?"), on a node that is neither a key nor an item where keys are
-  // ("a: 1\n!!t[\n,b": the tagged flow list), and it starts a new document,
-  // unasked, at a line left of an indented root ("  a: 0\n&x m\n?"). So
-  // gate.yaml is held to the plain form of block YAML: every line that
-  // begins outside quotes, brackets and block scalars holds a key ("k:") or
-  // begins a list item ("- "), the first one a key, and none starts left of
-  // the first key's column.
-  std::size_t root_col = 0;      // the document's first key's column, 0 = none yet
-  bool key_on_line = false;      // a "key:" indicator outside brackets on this line
-  bool marker = false;           // the character just read ended a "---" or "..." marker
-  bool line_starts_item = false; // the line's first content is "- "
-  bool line_starts_flow = false; // ... or "["
-  auto check_line = [&] {
-    if (line_col == 0 || key_on_line || (list_root && root_col == 0 && line_starts_item)) {
-      if (root_col == 0 && line_col != 0) root_col = line_col;
-      return;
-    }
-    if (root_col == 0)
-      fail(line, line_col,
-           std::string("expected a mapping of keys at top level (key: value lines)") +
-               (line_starts_item || line_starts_flow ? ", got a list" : ""));
-    if (!line_starts_item)
-      fail(line, line_col,
-           "expected \"key: value\" or \"- item\" on this line; a value that goes on over several lines "
-           "needs quotes or a block scalar (|)");
-  };
+  // ("a: 1\n!!t[\n,b"), and after a line left of an indented root
+  // ("  a: 0\n&x m\n?"). Rules on lines that refused those also refused
+  // valid YAML (a { } mapping over several lines), so those inputs are left
+  // to the bound on the parser below.
   // A block scalar ("|", ">") holds the lines indented more than its parent
   // node: the key or "- " item it is the value of, at block_parent_col. Its
   // text is at block_text_col: the indentation indicator's ("|2"), counted
-  // from the parent as yaml-cpp does, or else the first non-empty line's. A
-  // line between the two ends the scalar in YAML, and yaml-cpp then reads
-  // it as a new node where none can be (a second document, unasked, after a
-  // root scalar: the twelfth finding looped there), so only a comment may
-  // stand there.
+  // from the parent as yaml-cpp does, or else the first non-empty line's.
+  // Nothing in its text counts.
+  bool marker = false; // the character just read ended a "---" or "..." marker
   bool block_scalar = false;
   std::size_t block_parent_col = 0;
   std::size_t block_text_col = 0; // 0 = not known yet
@@ -122,7 +186,6 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
     // Whether this character is outside quotes and brackets before it is read.
     const bool outside = quote == 0 && depth == 0;
     if (c == '\n') {
-      check_line();
       ++line, ++i;
       col = 1;
       comment = false;
@@ -131,7 +194,6 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
       token_start = true;
       line_col = 0;
       node_col = 0;
-      key_on_line = false;
       prev = last = '\n';
       continue;
     }
@@ -151,14 +213,8 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
         block_scalar = false;
       } else if (col >= block_text_col) {
         comment = true; // nothing on this line counts
-      } else if (c == '#') {
-        block_scalar = false; // a comment after the text ends it
       } else {
-        fail(line, col,
-             "line indented less than the block scalar's text above it (column " +
-                 std::to_string(block_text_col) + ") and more than its key (column " +
-                 std::to_string(block_parent_col) +
-                 "); expected the text's column, or the key's column for the next key");
+        block_scalar = false; // yaml-cpp's own error, or the bound below
       }
     }
     if (comment) {
@@ -205,7 +261,6 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
              "(quote a value that starts with ',')");
       } else if (c == ':' && depth == 0 && blank_at(i + 1)) {
         token_start = true; // the key ends, its value may begin
-        key_on_line = true;
       } else if ((c == '\'' || c == '"') && node_start) {
         if (depth == 0) node_col = col;
         quote = c;
@@ -225,14 +280,9 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
         // "- " and "? ": a value may still begin.
         node_col = col;
       } else if (col == 1 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") && blank_at(i + 3)) {
-        i += 2, col += 2; // a document marker, not content: a new root follows
-        root_col = 0;
+        i += 2, col += 2; // a document marker, not content
         marker = true;
       } else if ((c == '|' || c == '>') && node_start) {
-        // gate.yaml's root is a mapping; yaml-cpp would take a root scalar
-        // and start a second document at the first line left of its text.
-        if (node_col == 0 && root_col == 0)
-          fail(line, col, "expected a mapping of keys at top level (key: value lines)");
         block_scalar = true;
         block_parent_col = node_col != 0 ? node_col : col; // alone on its line: its own column
         block_text_col = 0;
@@ -252,12 +302,6 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
     } else if (!comment && !blank(c)) {
       if (line_col == 0 && outside) {
         line_col = col;
-        line_starts_item = c == '-' && blank_at(i + 1);
-        line_starts_flow = c == '[';
-        if (root_col != 0 && col < root_col)
-          fail(line, col,
-               "line starts left of the top-level keys (column " + std::to_string(root_col) +
-                   "); expected each top-level key in that column");
       }
       last = c;
     }
@@ -265,11 +309,19 @@ void prescan(std::string_view text, const std::string& where, bool list_root) {
     i += len;
     ++col;
   }
-  if (quote == 0) check_line();
   // yaml-cpp takes an unclosed quoted scalar up to the end of the file.
   if (quote != 0) {
     fail(quote_line, quote_col, std::string("quoted string never closed; expected a closing ") + quote);
   }
+  const int code = probe_in_child(std::string(text));
+  if (code == k_parsed) return;
+  if (code == k_no_memory || code == k_exec_error)
+    fail(0, 0,
+         "the YAML parser needed more than " + std::to_string(k_yaml_parse_memory >> 20) +
+             " MiB for this file; expected a small YAML file");
+  fail(0, 0,
+       "the YAML parser did not finish within " + std::to_string(parse_cpu_us(text.size()) / 1000) +
+           " ms (yaml-cpp loops on some invalid YAML); expected valid YAML");
 }
 
 } // namespace gate::config::detail

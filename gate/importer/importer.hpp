@@ -28,13 +28,16 @@ struct Import {
   std::size_t cases = 0;         // cases written
   std::size_t checks = 0;        // checks written
   std::size_t assertions = 0;    // assertions read, defaultTest's counted per test
+  // Set when no case could be written: `files` is then only the report,
+  // and the caller writes it and fails with this message (exit 2).
+  std::string failure;
 };
 
 // Reads `config` (and the files it names, relative to its directory) and
 // returns what to write; `suite_name` names the suite in metadata.json.
 // Bad input (YAML, CSV or JSON that does not parse; a config that is not
 // promptfoo's shape) is Error(bad_input) with file:line:col; a config with
-// no test gate can run is Error(bad_input) too.
+// no test gate can run returns only the report, with `failure` set.
 Import import_promptfoo(const std::filesystem::path& config, const std::string& suite_name);
 
 // The import report (import-report.txt): counts, then the unmapped list and

@@ -20,39 +20,76 @@ namespace {
   throw Error(Exit::bad_input, located(file, line, col, msg));
 }
 
-Node convert(const YAML::Node& y, const std::string& file) {
-  Node n;
-  n.file = file;
-  n.line = y.Mark().is_null() ? 0 : static_cast<std::size_t>(y.Mark().line) + 1;
-  const std::string& tag = y.Tag();
-  if (!tag.empty() && tag != "?" && tag != "!")
-    fail_at(file, y.Mark(), "YAML tag " + quote_excerpt(tag) + "; expected plain values");
-  if (y.IsMap()) {
-    n.kind = Node::Kind::map;
-    std::map<std::string, std::size_t> seen;
-    for (const auto& pair : y) {
-      if (!pair.first.IsScalar()) fail_at(file, pair.first.Mark(), "expected a key name, got a collection");
-      const std::string key = pair.first.Scalar();
-      const std::size_t line = static_cast<std::size_t>(pair.first.Mark().line) + 1;
-      if (auto [it, fresh] = seen.emplace(key, line); !fresh)
-        fail_at(file, pair.first.Mark(),
-                "duplicate key " + quote_excerpt(key) + " (first at line " + std::to_string(it->second) +
-                    ")");
-      n.add(key, convert(pair.second, file));
-      // An implicit null ("key:" and nothing) is marked where the next node begins.
-      if (pair.second.IsNull()) n.entries.back().second.line = line;
+// Converts one document, counting every node visited against
+// k_max_yaml_nodes: yaml-cpp shares an aliased node rather than copying it,
+// so only here does an alias bomb expand.
+struct Converter {
+  const std::string& file;
+  std::size_t visited = 0;
+
+  Node convert(const YAML::Node& y) {
+    if (++visited > config::detail::k_max_yaml_nodes)
+      fail_at(file, y.Mark(),
+              "alias expansion exceeds " + std::to_string(config::detail::k_max_yaml_nodes) +
+                  " nodes; expected a config without nested aliases that repeat each other");
+    Node n;
+    n.file = file;
+    n.line = y.Mark().is_null() ? 0 : static_cast<std::size_t>(y.Mark().line) + 1;
+    const std::string& tag = y.Tag();
+    if (!tag.empty() && tag != "?" && tag != "!")
+      fail_at(file, y.Mark(), "YAML tag " + quote_excerpt(tag) + "; expected plain values");
+    if (y.IsMap()) {
+      n.kind = Node::Kind::map;
+      std::map<std::string, std::size_t> seen;
+      std::vector<YAML::Node> merge_values;
+      for (const auto& pair : y) {
+        if (!pair.first.IsScalar()) fail_at(file, pair.first.Mark(), "expected a key name, got a collection");
+        const std::string key = pair.first.Scalar();
+        const std::size_t line = static_cast<std::size_t>(pair.first.Mark().line) + 1;
+        if (auto [it, fresh] = seen.emplace(key, line); !fresh)
+          fail_at(file, pair.first.Mark(),
+                  "duplicate key " + quote_excerpt(key) + " (first at line " + std::to_string(it->second) +
+                      ")");
+        if (key == "<<" && pair.first.Tag() != "!") {
+          merge_values.push_back(pair.second);
+          continue;
+        }
+        n.add(key, convert(pair.second));
+        // An implicit null ("key:" and nothing) is marked where the next node begins.
+        if (pair.second.IsNull()) n.entries.back().second.line = line;
+      }
+      for (const YAML::Node& m : merge_values)
+        merge(n, m);
+    } else if (y.IsSequence()) {
+      n.kind = Node::Kind::list;
+      for (const YAML::Node& item : y)
+        n.items.push_back(convert(item));
+    } else if (y.IsScalar()) {
+      n.kind = Node::Kind::scalar;
+      n.text = y.Scalar();
+      n.quoted = tag == "!";
     }
-  } else if (y.IsSequence()) {
-    n.kind = Node::Kind::list;
-    for (const YAML::Node& item : y)
-      n.items.push_back(convert(item, file));
-  } else if (y.IsScalar()) {
-    n.kind = Node::Kind::scalar;
-    n.text = y.Scalar();
-    n.quoted = tag == "!";
+    return n;
   }
-  return n;
-}
+
+  // YAML 1.1's merge key (yaml.org/type/merge.html), which yaml-cpp does
+  // not implement: "<<: *m" adds m's keys, "<<: [*a, *b]" adds a's then
+  // b's; a key already in the mapping (written there, or from an earlier
+  // source) wins.
+  void merge(Node& into, const YAML::Node& from) {
+    if (from.IsSequence()) {
+      for (const YAML::Node& item : from) {
+        if (!item.IsMap()) fail_at(file, item.Mark(), "expected a mapping to merge (\"<<: [*a, *b]\")");
+        merge(into, item);
+      }
+      return;
+    }
+    if (!from.IsMap()) fail_at(file, from.Mark(), "expected a mapping or a list of mappings after \"<<:\"");
+    Node source = convert(from);
+    for (auto& [k, v] : source.entries)
+      if (into.get(k) == nullptr) into.add(k, std::move(v));
+  }
+};
 
 bool plain_integer(std::string_view s, std::int64_t& out) {
   if (s.starts_with('+')) s.remove_prefix(1);
@@ -99,7 +136,7 @@ void Node::add(std::string key, Node value) { entries.push_back(Entry{std::move(
 std::string Node::where() const { return file + ":" + std::to_string(line); }
 
 Node read_yaml(std::string_view text, const std::string& file, bool list_root) {
-  config::detail::prescan(text, file, list_root);
+  config::detail::prescan(text, file);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
@@ -110,8 +147,13 @@ Node read_yaml(std::string_view text, const std::string& file, bool list_root) {
   }
   if (docs.empty()) return Node{Node::Kind::null, "", false, {}, {}, file, 0};
   if (docs.size() > 1) fail_at(file, docs[1].Mark(), "a second YAML document; expected one");
+  const YAML::Node& root = docs[0];
+  if (!root.IsNull() && !root.IsMap() && !(list_root && root.IsSequence()))
+    fail_at(file, root.Mark(),
+            std::string("expected a mapping of keys at top level (key: value lines)") +
+                (root.IsSequence() ? ", got a list" : ""));
   try {
-    return convert(docs[0], file);
+    return Converter{file}.convert(root);
   } catch (const YAML::Exception& e) {
     fail_at(file, e.mark, e.msg);
   }

@@ -42,8 +42,9 @@ struct Node::Entry {
 Node scalar_node(std::string text, const std::string& file, std::size_t line);
 Node map_node(const std::string& file, std::size_t line);
 
-// Parses YAML after config's prescan (yaml-cpp loops on some inputs the
-// prescan refuses). The root is a mapping, or also a list with
+// Parses YAML after config's prescan (which bounds yaml-cpp, as it loops on
+// some inputs). Merge keys follow YAML 1.1; an alias bomb is an error (at
+// most k_max_yaml_nodes visited). The root is a mapping, or also a list with
 // `list_root`. Duplicate keys, tags and YAML errors are Error(bad_input)
 // "file:line:col: ..."; an empty document is a null node.
 Node read_yaml(std::string_view text, const std::string& file, bool list_root);

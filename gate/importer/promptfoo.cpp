@@ -24,6 +24,10 @@ using namespace detail;
 
 namespace {
 
+// At most this many reasons in the error when nothing can be imported; the
+// report has them all.
+constexpr std::size_t k_reasons_shown = 5;
+
 // A prompt as gate.yaml's templates: a user message, perhaps a system one.
 struct Prompt {
   std::string user;
@@ -123,6 +127,27 @@ bool names_a_file(const fs::path& base, const std::string& spec) {
   return fs::is_regular_file(base / spec, ec);
 }
 
+// promptfoo's maybeFilePath (src/prompts/utils.ts) reads a one-line prompt
+// as a file's name when a ':'-separated part of it ends in one of
+// VALID_FILE_EXTENSIONS (src/prompts/constants.ts); such a file that does not
+// exist stops promptfoo with ENOENT. (Its other signs of a path, "/", "*",
+// are not followed here.)
+bool looks_like_a_file(const std::string& spec) {
+  if (spec.find('\n') != std::string::npos) return false;
+  static const char* const k_exts[] = {".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md",
+                                       ".mjs", ".mts", ".py", ".ts", ".txt",  ".yml",   ".yaml"};
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t colon = spec.find(':', start);
+    const std::string_view token =
+        std::string_view(spec).substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    for (const char* ext : k_exts)
+      if (token.ends_with(ext)) return true;
+    if (colon == std::string::npos) return false;
+    start = colon + 1;
+  }
+}
+
 // One entry of `prompts`: inline text, a file (several prompts when split
 // by "---" lines), a glob, or an object with raw/id.
 void read_prompt(const Node& n, const fs::path& base,
@@ -147,6 +172,11 @@ void read_prompt(const Node& n, const fs::path& base,
     return;
   }
   if (!spec.starts_with("file://") && !names_a_file(base, spec)) {
+    if (looks_like_a_file(spec))
+      throw_bad_input(
+          n.where() + ": prompt " + quote_excerpt(spec) +
+          ": no such file; promptfoo reads a prompt ending in a file extension as a file and stops "
+          "(ENOENT), so gate import does too");
     out.emplace_back(n, as_templates(n, spec, why));
     if (!out.back().second) findings.unmapped_at(n, "prompt", why);
     return;
@@ -419,36 +449,33 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     ++out.cases;
   }
   if (out.cases == 0) {
-    // Nothing is written, so the message carries the report's first reasons.
-    std::string reasons;
-    for (std::size_t i = 0; i < findings.unmapped.size() && i < 5; ++i)
-      reasons += "; " + finding_line(findings.unmapped[i]);
-    throw_bad_input(config_name + ": no test with an assertion gate can check (" + std::to_string(out.tests) +
-                    " tests read); nothing to import" + reasons);
+    // Only the report is written (below).
+    files.clear();
+  } else {
+    if (!model)
+      findings.unmapped.push_back({config_name + ":0", "providers",
+                                   "none maps to a model gate speaks; gate.yaml's model is a placeholder"});
+    // What is written loads: the cases parse as gate parses them.
+    (void)suite::parse_cases(cases, "the imported cases");
+
+    const suite::Metadata meta{suite_name, "v1", {suite::VersionInfo{"v1", sha256_hex(cases), out.cases}}};
+    std::string yaml = "# Written by `gate import promptfoo` from " + init::yaml_scalar(config_name) +
+                       "; what it could not\n# carry over is in import-report.txt (docs/import.md).\n";
+    yaml += "suite:\n  path: suite\n  version: v1\nprompt:\n";
+    if (chosen_prompt->system) yaml += "  system_file: prompts/prompt-1.system.md\n";
+    yaml += "  user_file: prompts/prompt-1.md\n";
+    yaml += model_block(model);
+    yaml += "runs: " + runs + "\ncache:\n  dir: cache   # recorded answers: commit them to replay offline\n";
+    yaml += "baseline: baseline.json\noutputs:\n  dir: .gate/out\n";
+
+    files.insert(files.begin(), {"gate.yaml", yaml, "the configuration: suite, prompt and model"});
+    files.push_back(
+        {"suite/metadata.json", suite::format_metadata(meta), "the suite, version v1 pinned by sha256"});
+    files.push_back({"suite/versions/v1/cases.jsonl", cases, std::to_string(out.cases) + " cases"});
+    if (uses_python)
+      files.push_back({fs::path("suite") / k_python_runner_name, std::string(k_python_runner),
+                       "runs promptfoo's inline python assertions (script checks)"});
   }
-  // What is written loads: the cases parse as gate parses them.
-  (void)suite::parse_cases(cases, "the imported cases");
-
-  const suite::Metadata meta{suite_name, "v1", {suite::VersionInfo{"v1", sha256_hex(cases), out.cases}}};
-  std::string yaml = "# Written by `gate import promptfoo` from " + init::yaml_scalar(config_name) +
-                     "; what it could not\n# carry over is in import-report.txt (docs/import.md).\n";
-  yaml += "suite:\n  path: suite\n  version: v1\nprompt:\n";
-  if (chosen_prompt->system) yaml += "  system_file: prompts/prompt-1.system.md\n";
-  yaml += "  user_file: prompts/prompt-1.md\n";
-  yaml += model_block(model);
-  yaml += "runs: " + runs + "\ncache:\n  dir: cache   # recorded answers: commit them to replay offline\n";
-  yaml += "baseline: baseline.json\noutputs:\n  dir: .gate/out\n";
-
-  files.insert(files.begin(), {"gate.yaml", yaml, "the configuration: suite, prompt and model"});
-  files.push_back(
-      {"suite/metadata.json", suite::format_metadata(meta), "the suite, version v1 pinned by sha256"});
-  files.push_back({"suite/versions/v1/cases.jsonl", cases, std::to_string(out.cases) + " cases"});
-  if (uses_python)
-    files.push_back({fs::path("suite") / k_python_runner_name, std::string(k_python_runner),
-                     "runs promptfoo's inline python assertions (script checks)"});
-  if (!model)
-    findings.unmapped.push_back({config_name + ":0", "providers",
-                                 "none maps to a model gate speaks; gate.yaml's model is a placeholder"});
   // In file order: the config first, then the other files by name, each by line.
   auto order = [&](const Finding& f) {
     const std::size_t colon = f.where.rfind(':');
@@ -460,6 +487,17 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
                      [&](const Finding& a, const Finding& b) { return order(a) < order(b); });
   out.unmapped = std::move(findings.unmapped);
   out.notes = std::move(findings.notes);
+  if (out.cases == 0) {
+    // The message carries the report's first reasons and how many there are.
+    const std::size_t n = out.unmapped.size();
+    std::string reasons =
+        "; " + std::to_string(n) + (n == 1 ? " reason" : " reasons") +
+        (n > k_reasons_shown ? " (the first " + std::to_string(k_reasons_shown) + " here)" : "");
+    for (std::size_t i = 0; i < n && i < k_reasons_shown; ++i)
+      reasons += "; " + finding_line(out.unmapped[i]);
+    out.failure = config_name + ": no test with an assertion gate can check (" + std::to_string(out.tests) +
+                  " tests read); nothing to import" + reasons;
+  }
   out.files = std::move(files);
   out.files.push_back(
       {"import-report.txt", report_text(out, config_name), "what was not carried over, and why"});

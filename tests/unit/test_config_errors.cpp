@@ -233,8 +233,7 @@ TEST_CASE("empty, non-mapping, multi-document and malformed text") {
   CHECK(load_error("# nothing here\n\n") ==
         "gate.yaml: empty config; expected at least suite.path and model.name");
   CHECK(load_error("---\n") == "gate.yaml: empty config; expected at least suite.path and model.name");
-  CHECK(load_error("- a\n- b\n") ==
-        "gate.yaml:1:1: expected a mapping of keys at top level (key: value lines), got a list");
+  CHECK(load_error("- a\n- b\n") == "gate.yaml:1:1: expected a mapping of keys at top level, got a list");
   CHECK(load_error(k_minimal + "---\nruns: 3\n") == "gate.yaml:6:1: a second YAML document; expected one");
   // "runs: 3" then the NUL at column 8.
   CHECK(load_error(k_minimal + std::string("runs: 3\0\n", 9)) ==

@@ -108,3 +108,17 @@ TEST_CASE("docs/config.md lists exactly request_fields() as the fields model.ext
   }
   CHECK(listed == request_fields());
 }
+
+TEST_CASE("model.extra: an alias bomb stops with an error instead of expanding") {
+  std::string bomb = "  extra:\n    l0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "    l" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int j = 1; j < 9; ++j)
+      bomb += ", " + prev;
+    bomb += "]\n";
+  }
+  const std::string error = load_error(k_minimal + bomb);
+  CHECK(error.starts_with("gate.yaml:"));
+  CHECK(error.find("alias expansion exceeds 500000 nodes") != std::string::npos);
+}
