@@ -34,19 +34,32 @@ std::string run_seed(const config::Config& cfg, int run) {
   return std::to_string(cfg.model.seed.value_or(0) + run);
 }
 
+std::vector<std::string> secret_env_names(const config::Config& cfg) {
+  std::vector<std::string> names;
+  for (const std::string* n : {&cfg.model.api_key_env, &cfg.cache.remote_auth_env})
+    if (!n->empty()) names.push_back(*n);
+  return names;
+}
+
 std::vector<std::string> child_env(const Environment& parent, const config::Config& cfg,
                                    const std::vector<std::string>& set) {
-  const std::string key = parent.get(cfg.model.api_key_env);
+  const std::vector<std::string> secret_names = secret_env_names(cfg);
+  std::vector<std::string> secrets;
+  for (const std::string& n : secret_names)
+    if (std::string v = parent.get(n); !v.empty()) secrets.push_back(std::move(v));
   std::vector<std::string> ours = {"OPENAI_API_KEY=" + std::string(k_dummy_key),
                                    "ANTHROPIC_API_KEY=" + std::string(k_dummy_key)};
   ours.insert(ours.end(), set.begin(), set.end());
   std::vector<std::string> env;
   for (const std::string& entry : parent.entries) {
     const std::string name = var_name(entry);
-    if (name == cfg.model.api_key_env) continue;
+    if (std::find(secret_names.begin(), secret_names.end(), name) != secret_names.end()) continue;
     if (std::any_of(ours.begin(), ours.end(), [&](const std::string& o) { return var_name(o) == name; }))
       continue;
-    if (!key.empty() && entry.find(key) != std::string_view::npos) continue;
+    // A copy of a secret under another name (COPY="Bearer $KEY") is a secret too.
+    if (std::any_of(secrets.begin(), secrets.end(),
+                    [&](const std::string& v) { return entry.find(v) != std::string::npos; }))
+      continue;
     env.emplace_back(entry);
   }
   env.insert(env.end(), ours.begin(), ours.end());

@@ -16,10 +16,18 @@ namespace gate::agent {
 // The dummy key agents get instead of the real one (the proxy adds that).
 inline constexpr std::string_view k_dummy_key = "gate-dummy-key";
 
+// The variables holding a secret gate knows of: model.api_key_env (the
+// model key) and cache.remote_auth_env (the shared cache's token, with which
+// code under test could PUT forged entries). The one list child_env strips.
+// GITHUB_TOKEN is not on it: gate reads it only in `gate comment`, which
+// starts no child.
+std::vector<std::string> secret_env_names(const config::Config& cfg);
+
 // The environment of a program gate starts for a suite (an agent, a script
-// check): gate's own (`parent`), sorted, minus every variable that holds
-// the real key (the one named by model.api_key_env, any other whose value
-// contains that key, OPENAI_API_KEY and ANTHROPIC_API_KEY) and minus the
+// check, the importer's python runner, which is a script check): gate's own
+// (`parent`), sorted, minus every variable named by secret_env_names, any
+// other whose value contains one of their values, OPENAI_API_KEY and
+// ANTHROPIC_API_KEY, and minus the
 // names `set` gives, plus `set` ("NAME=value") and OPENAI_API_KEY and
 // ANTHROPIC_API_KEY = the dummy key.
 std::vector<std::string> child_env(const Environment& parent, const config::Config& cfg,

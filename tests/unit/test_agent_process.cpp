@@ -2,6 +2,7 @@
 // timeout, output caps, and an environment that never holds the real key.
 #include <doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,24 @@ TEST_CASE("rel-06: the agent's environment has the dummy key and the loopback UR
   CHECK(env == want);
   for (const auto& e : env)
     CHECK(e.find(canary) == std::string::npos);
+}
+
+TEST_CASE("issue 31: the shared cache's token never reaches an agent or a script check") {
+  const std::string canary = "cache-token-canary-5b1e";
+  gate::config::Config cfg;
+  cfg.model.api_key_env = "GATE_TEST_AGENT_KEY";
+  cfg.cache.remote_auth_env = "GATE_TEST_CACHE_TOKEN";
+  const std::string token = "GATE_TEST_CACHE_TOKEN=" + canary;
+  const std::string copy = "AUTH_HEADER=Bearer " + canary;
+  const char* parent[] = {"PATH=/bin", token.c_str(), copy.c_str(), "Z=last", nullptr};
+  const auto parent_env = gate::environment_from(parent);
+  for (const auto& env : {agent_env(parent_env, cfg, "http://127.0.0.1:1/", "t", 0, "0"),
+                          child_env(parent_env, cfg, {"GATE_CHECK=1"})}) {
+    for (const auto& e : env)
+      CHECK(e.find(canary) == std::string::npos);
+    CHECK(std::find(env.begin(), env.end(), "Z=last") != env.end());
+  }
+  CHECK(secret_env_names(cfg) == std::vector<std::string>{"GATE_TEST_AGENT_KEY", "GATE_TEST_CACHE_TOKEN"});
 }
 
 TEST_CASE("a stop request ends the group as a timeout would, but is not a timeout") {
