@@ -3,6 +3,7 @@
 #include <array>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <initializer_list>
 
 #include <gate/model/responses.hpp>
 #include <gate/util/json.hpp>
@@ -36,6 +37,34 @@ constexpr std::array<BucketName, 13> k_bucket_names{{
 // Anthropic's max_tokens is mandatory; 1024 is the value its own examples use.
 constexpr std::int64_t k_anthropic_default_max_tokens = 1024;
 
+// The model name without a routing prefix such as "openai/".
+std::string bare_name(const std::string& name) {
+  const auto slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+bool starts_with_any(const std::string& s, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes)
+    if (s.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// OpenAI reasoning models (gpt-5 family, o-series) reject max_tokens
+// (unsupported_parameter) and a non-default temperature/top_p
+// (unsupported_value); gpt-5-chat-* is the non-reasoning chat variant.
+bool openai_reasoning_model(const std::string& name) {
+  const std::string n = bare_name(name);
+  if (n.rfind("gpt-5-chat", 0) == 0) return false;
+  return starts_with_any(n, {"gpt-5", "o1", "o3", "o4"});
+}
+
+// Claude 4.5 and later reject temperature together with top_p.
+bool anthropic_one_sampling_field(const std::string& name) {
+  const std::string n = bare_name(name);
+  return starts_with_any(n, {"claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5", "claude-opus-4-1",
+                             "claude-sonnet-5", "claude-opus-5", "claude-haiku-5"});
+}
+
 boost::json::object message_object(const std::string& role, const std::string& content) {
   boost::json::object o;
   o["role"] = role;
@@ -52,10 +81,14 @@ std::string build_openai(const config::ModelConfig& m, const std::string& system
   for (const auto& msg : messages)
     msgs.push_back(message_object(msg.role, msg.content));
   body["messages"] = std::move(msgs);
-  if (m.temperature) body["temperature"] = *m.temperature;
-  if (m.top_p) body["top_p"] = *m.top_p;
+  const bool reasoning = openai_reasoning_model(m.name);
+  if (!reasoning) {
+    if (m.temperature) body["temperature"] = *m.temperature;
+    if (m.top_p) body["top_p"] = *m.top_p;
+  }
   if (m.seed) body["seed"] = *m.seed;
-  if (m.max_tokens) body["max_tokens"] = *m.max_tokens;
+  // OpenAI deprecated max_tokens on Chat Completions; reasoning models refuse it.
+  if (m.max_tokens) body[reasoning ? "max_completion_tokens" : "max_tokens"] = *m.max_tokens;
   return json::canonical(body);
 }
 
@@ -80,7 +113,8 @@ std::string build_anthropic(const config::ModelConfig& m, const std::string& sys
   body["messages"] = std::move(msgs);
   body["max_tokens"] = m.max_tokens.value_or(k_anthropic_default_max_tokens);
   if (m.temperature) body["temperature"] = *m.temperature;
-  if (m.top_p) body["top_p"] = *m.top_p;
+  // When both are set, temperature is the one kept: it is gate's default.
+  if (m.top_p && !(m.temperature && anthropic_one_sampling_field(m.name))) body["top_p"] = *m.top_p;
   return json::canonical(body);
 }
 

@@ -75,6 +75,30 @@ TEST_CASE("openai request: system first, sampling fields only when set") {
   CHECK(gate::model::build_request(m, "", {}) == R"({"messages":[],"model":"gpt-x"})");
 }
 
+TEST_CASE("openai reasoning models get max_completion_tokens and no sampling fields") {
+  auto m = openai_model();
+  m.top_p = 0.9;
+  for (const char* name : {"gpt-5-mini", "o4-mini", "o3", "o1-preview", "openai/gpt-5"}) {
+    m.name = name;
+    const std::string body = gate::model::build_request(m, "", {{"user", "Hi"}});
+    CHECK(body == R"({"max_completion_tokens":512,"messages":[{"content":"Hi","role":"user"}],"model":")" +
+                      std::string(name) + R"("})");
+  }
+  m.name = "gpt-5-chat-latest";
+  CHECK(gate::model::build_request(m, "", {}) ==
+        R"({"max_tokens":512,"messages":[],"model":"gpt-5-chat-latest","temperature":0,"top_p":0.9})");
+}
+
+TEST_CASE("anthropic 4.5 and later get at most one of temperature and top_p") {
+  auto m = anthropic_model();
+  m.top_p = 0.5;
+  m.name = "claude-sonnet-4-5";
+  CHECK(gate::model::build_request(m, "", {}) ==
+        R"({"max_tokens":512,"messages":[],"model":"claude-sonnet-4-5","temperature":0})");
+  m.name = "claude-3-5-sonnet-latest";
+  CHECK(gate::model::build_request(m, "", {}).find(R"("top_p":0.5)") != std::string::npos);
+}
+
 TEST_CASE("anthropic request: top-level system, max_tokens always, no seed") {
   auto m = anthropic_model();
   m.seed = 7;
