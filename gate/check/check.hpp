@@ -179,6 +179,9 @@ struct Reply {
   // calls), at gate.yaml's pricing; for a replay, what its recorded tokens
   // cost. Absent when the usage is unknown or the model has no price.
   std::optional<double> cost_usd;
+  // The provider says the model refused (model::Reply::refused): a
+  // `refusal` check fails whatever the words, which are `text`.
+  bool refused = false;
   bool from_model = true;               // false: only text (an agent's stdout)
   const ScriptRunner* script = nullptr; // runs script checks; absent: they are errored
 };

@@ -125,6 +125,8 @@ std::string extra_failure(const Check& c, const Reply& reply, std::string_view s
            what_came(subject, reply.text) + ")";
   }
   case Type::refusal: {
+    if (reply.refused)
+      return "expected not a refusal; the model refused (" + what_came(subject, reply.text) + ")";
     auto phrase = refusal_phrase(reply.text);
     if (!phrase) return "";
     return "expected not a refusal; " + std::string(subject) + " says " + snippet(*phrase);

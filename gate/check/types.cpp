@@ -194,7 +194,8 @@ const std::vector<TypeInfo>& type_table() {
        "refusal",
        Kind::text,
        {},
-       "the answer is not a refusal: it contains none of the [refusal phrases](#refusal-phrases) (ASCII "
+       "the answer is not a refusal: the provider did not report one (OpenAI `refusal`, Anthropic "
+       "`stop_reason` `refusal`) and it contains none of the [refusal phrases](#refusal-phrases) (ASCII "
        "case ignored, ’ read as ')",
        R"({"type": "refusal"})"},
       {Type::finish_reason,

@@ -83,16 +83,25 @@ std::optional<Bucket> parse_bucket(const std::string& s);
 
 struct ToolCall {
   std::string name;
-  std::string arguments;        // canonical JSON (json::canonical), for checks on the arguments
+  // Canonical JSON (json::canonical), for checks on the arguments; the text
+  // as the model wrote it when that is not valid JSON (the call is still
+  // the model's answer, for the checks to judge).
+  std::string arguments;
   std::string arguments_sha256; // of `arguments`
 };
 
-// A response interpreted: the answer text or the error bucket.
+// A response interpreted: the answer, or the error bucket when no answer
+// could be read. Whatever the model produced is an answer (docs/metrics.md
+// "Measured runs"): a refusal, a cut-off or filtered finish, a tool call
+// whose arguments are not JSON.
 struct Reply {
-  std::string text;
+  std::string text; // a refusal's words too
   std::string finish_reason;
   std::optional<Usage> usage; // absent when the provider did not report it
   std::vector<ToolCall> tool_calls;
+  // The provider says the model refused: OpenAI chat's message.refusal, a
+  // Responses `refusal` content part, Anthropic's stop_reason "refusal".
+  bool refused = false;
   Bucket bucket = Bucket::none;
   std::string error; // short, redacted message when bucket != none
 };

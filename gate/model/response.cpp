@@ -144,6 +144,12 @@ Reply interpret_openai(const boost::json::value& v) {
   const auto* content = field(message, "content");
   bool has_content = content != nullptr && content->is_string();
   if (has_content) out.text = std::string(content->get_string());
+  // Structured outputs: a refusal comes in its own field, content null. Its
+  // words are the answer the checks see.
+  if (const auto* refusal = field(message, "refusal"); refusal != nullptr && refusal->is_string()) {
+    out.text += std::string_view(refusal->get_string());
+    out.refused = true;
+  }
 
   const auto* calls = field(message, "tool_calls");
   if (calls != nullptr && calls->is_array()) {
@@ -155,16 +161,14 @@ Reply interpret_openai(const boost::json::value& v) {
       if (args == nullptr || !args->is_string())
         return failed(Bucket::tool_call, "tool call " + name + ": arguments are not a JSON string");
       // OpenAI sends arguments as model-written JSON text; the model may
-      // well produce something that does not parse.
-      auto parsed = try_parse(std::string_view(args->get_string()));
-      if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
-      out.tool_calls.push_back(detail::make_tool_call(name, *parsed));
+      // well produce something that does not parse, which is its answer.
+      out.tool_calls.push_back(detail::tool_call_of_text(name, std::string_view(args->get_string())));
     }
   }
-  // A content filter (Azure's) may stop an answer before its first word:
-  // that is the model's behaviour under this route, for the checks to judge
-  // as they judge a refusal, not a broken response.
-  if (!has_content && out.tool_calls.empty() && out.finish_reason != "content_filter")
+  // A refusal, the token limit or a content filter (Azure's) may stop an
+  // answer before its first word: that is the model's behaviour under this
+  // route, for the checks to judge, not a broken response.
+  if (!has_content && out.tool_calls.empty() && !out.refused && !detail::ended_early(out.finish_reason))
     return failed(Bucket::bad_response, "response has neither content nor tool calls");
   return out;
 }
@@ -198,13 +202,22 @@ Reply interpret_anthropic(const boost::json::value& v) {
       std::string name(text_of(field(&block, "name")));
       if (name.empty()) return failed(Bucket::tool_call, "tool_use block without a name");
       const auto* input = field(&block, "input");
-      if (input == nullptr || !input->is_object())
+      // A string is a streamed input that did not parse (fine-grained tool
+      // streaming sends it unvalidated), as to_non_streaming keeps it.
+      if (input != nullptr && input->is_string())
+        out.tool_calls.push_back(detail::tool_call_of_text(name, std::string_view(input->get_string())));
+      else if (input != nullptr && input->is_object())
+        out.tool_calls.push_back(detail::make_tool_call(name, *input));
+      else
         return failed(Bucket::tool_call, "tool call " + name + ": input is not a JSON object");
-      out.tool_calls.push_back(detail::make_tool_call(name, *input));
     }
     // Other block types (thinking, redacted_thinking) carry no answer.
   }
-  if (!has_text && out.tool_calls.empty())
+  // Streaming classifiers stop a reply with stop_reason "refusal", after
+  // whatever text it had, perhaps none; max_tokens may come before any
+  // text (all of it thinking). Both are answers for the checks to judge.
+  out.refused = out.finish_reason == "refusal";
+  if (!has_text && out.tool_calls.empty() && !detail::ended_early(out.finish_reason))
     return failed(Bucket::bad_response, "response has neither text nor tool calls");
   return out;
 }

@@ -69,6 +69,19 @@ ToolCall make_tool_call(std::string name, const bj::value& args) {
   return {std::move(name), std::move(text), std::move(sha)};
 }
 
+ToolCall tool_call_of_text(std::string name, std::string_view arguments) {
+  if (auto parsed = try_parse(arguments)) return make_tool_call(std::move(name), *parsed);
+  std::string text(arguments);
+  std::string sha = sha256_hex(text);
+  return {std::move(name), std::move(text), std::move(sha)};
+}
+
+bool ended_early(std::string_view finish_reason) {
+  return finish_reason == "length" || finish_reason == "max_tokens" ||
+         finish_reason == "model_context_window_exceeded" || finish_reason == "content_filter" ||
+         finish_reason == "refusal" || finish_reason == "incomplete";
+}
+
 Reply interpret_responses(const bj::value& v) {
   const auto* err = field(&v, "error");
   if (text_of(field(&v, "status")) == "failed" || (err != nullptr && err->is_object()))
@@ -85,12 +98,14 @@ Reply interpret_responses(const bj::value& v) {
       if (content == nullptr || !content->is_array()) continue;
       for (const auto& part : content->get_array()) {
         const std::string_view part_type = text_of(field(&part, "type"));
-        // A refusal is the model's answer too: checks must see it.
-        const auto* text = field(&part, part_type == "refusal" ? "refusal" : "text");
-        if (part_type != "output_text" && part_type != "refusal") continue;
+        // A refusal is the model's answer too: checks see its words.
+        const bool refusal = part_type == "refusal";
+        const auto* text = field(&part, refusal ? "refusal" : "text");
+        if (part_type != "output_text" && !refusal) continue;
         if (text == nullptr || !text->is_string())
-          return failed(Bucket::bad_response, "output_text part without text");
+          return failed(Bucket::bad_response, std::string(part_type) + " part without text");
         out.text += std::string_view(text->get_string());
+        out.refused = out.refused || refusal;
         has_text = true;
       }
     } else if (type == "function_call") {
@@ -99,9 +114,7 @@ Reply interpret_responses(const bj::value& v) {
       const auto* args = field(&item, "arguments");
       if (args == nullptr || !args->is_string())
         return failed(Bucket::tool_call, "tool call " + name + ": arguments are not a JSON string");
-      auto parsed = try_parse(std::string_view(args->get_string()));
-      if (!parsed) return failed(Bucket::tool_call, "tool call " + name + ": arguments are not valid JSON");
-      out.tool_calls.push_back(make_tool_call(std::move(name), *parsed));
+      out.tool_calls.push_back(tool_call_of_text(std::move(name), std::string_view(args->get_string())));
     }
     // reasoning, web_search_call and other items carry no answer.
   }
@@ -110,9 +123,9 @@ Reply interpret_responses(const bj::value& v) {
   auto in = integer_of(field(usage, "input_tokens"));
   auto gen = integer_of(field(usage, "output_tokens"));
   if (in && gen) out.usage = Usage{*in, *gen};
-  // A response cut at max_output_tokens may hold no text at all; that is an
-  // answer (finish_reason says why), not a broken response.
-  if (!has_text && out.tool_calls.empty() && out.finish_reason != "length")
+  // A response cut at max_output_tokens or by a filter may hold no text at
+  // all; that is an answer (finish_reason says why), not a broken response.
+  if (!has_text && out.tool_calls.empty() && !ended_early(out.finish_reason))
     return failed(Bucket::bad_response, "response has neither output text nor function calls");
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gate/model/api.hpp>
@@ -26,5 +27,16 @@ std::string responses_finish_reason(const boost::json::value& response, bool has
 
 // A tool call with its arguments canonical and hashed (model::ToolCall).
 ToolCall make_tool_call(std::string name, const boost::json::value& args);
+// The same from the arguments as JSON text (OpenAI's, a streamed
+// Anthropic input): text that is not valid JSON is kept as it came, a
+// malformed call being the model's answer like any other.
+ToolCall tool_call_of_text(std::string name, std::string_view arguments);
+
+// A finish reason (as Reply::finish_reason holds it, in any dialect) that
+// says the model stopped before a normal end: at the token limit (OpenAI
+// "length", Anthropic "max_tokens", "model_context_window_exceeded"), at a
+// content filter, refusing, or a Responses "incomplete" for another
+// reason. Such an answer may hold nothing at all and is still an answer.
+bool ended_early(std::string_view finish_reason);
 
 } // namespace gate::model::detail

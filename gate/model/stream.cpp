@@ -136,6 +136,10 @@ void StreamAssembler::on_openai(std::string_view event, std::string_view data, d
       result_.text += std::string_view(content->get_string());
       if (!content->get_string().empty()) first_token(now_ms);
     }
+    if (const auto* refusal = field(delta, "refusal"); refusal != nullptr && refusal->is_string()) {
+      result_.refusal = result_.refusal.value_or("") + std::string(refusal->get_string());
+      if (!refusal->get_string().empty()) first_token(now_ms);
+    }
     if (!text_of(field(delta, "reasoning_content")).empty()) first_token(now_ms);
     const auto* calls = field(delta, "tool_calls");
     if (calls != nullptr && calls->is_array()) {
@@ -276,10 +280,12 @@ std::string error_body(const StreamResult& r) {
 std::string openai_body(const StreamResult& r) {
   bj::object message;
   message["role"] = "assistant";
-  if (r.text_block || r.tool_calls.empty())
+  // As the plain answer: content null beside a refusal or tool calls.
+  if (r.text_block || (r.tool_calls.empty() && !r.refusal))
     message["content"] = r.text;
   else
     message["content"] = nullptr;
+  if (r.refusal) message["refusal"] = *r.refusal;
   if (!r.tool_calls.empty()) {
     bj::array calls;
     for (const auto& c : r.tool_calls) {

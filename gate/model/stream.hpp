@@ -28,10 +28,13 @@ struct StreamToolCall {
 // What a streamed response added up to.
 struct StreamResult {
   StreamState state = StreamState::open;
-  std::string id;                         // the provider's response id, when it sent one
-  std::string model;                      // the model that answered, when it said so
-  std::string text;                       // all text deltas, in order
-  bool text_block = false;                // a text block or text delta was seen (even if empty)
+  std::string id;          // the provider's response id, when it sent one
+  std::string model;       // the model that answered, when it said so
+  std::string text;        // all text deltas, in order
+  bool text_block = false; // a text block or text delta was seen (even if empty)
+  // OpenAI chat: the refusal deltas joined (choices[0].delta.refusal), set
+  // when any came, even empty; the model refused and these are its words.
+  std::optional<std::string> refusal;
   std::vector<StreamToolCall> tool_calls; // in the provider's index order
   std::string finish_reason;              // OpenAI finish_reason, Anthropic stop_reason
   std::optional<Usage> usage;             // absent when the stream did not report it

@@ -266,6 +266,7 @@ check::Result judge(Shared& sh, const suite::Case& c, const check::Check& chk, i
 check::Reply check_view(const Obtained& o) {
   check::Reply v;
   v.text = o.reply.text;
+  v.refused = o.reply.refused;
   if (!o.reply.finish_reason.empty()) v.finish_reason = o.reply.finish_reason;
   for (const auto& tc : o.reply.tool_calls)
     v.tool_calls.push_back({tc.name, tc.arguments});

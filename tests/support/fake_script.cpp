@@ -1,5 +1,7 @@
 #include <tests/support/fake_upstream.hpp>
 
+#include <tests/support/fake_answers.hpp>
+
 #include <boost/json.hpp>
 #include <cstdlib>
 
@@ -35,7 +37,7 @@ const boost::json::array& array_field(const boost::json::object& o, std::string_
 
 Rule parse_rule(const boost::json::value& v, const std::string& where) {
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "answers", "tool_calls", "finish_reason"}, where);
+  check_keys(o, {"match", "answers", "tool_calls", "finish_reason", "shape"}, where);
   Rule r;
   r.match = optional_string(o, "match", where);
   if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
@@ -45,6 +47,10 @@ Rule parse_rule(const boost::json::value& v, const std::string& where) {
   }
   if (r.answers.empty()) throw_bad_input(where + ": \"answers\" must not be empty");
   r.finish_reason = optional_string(o, "finish_reason", where);
+  r.shape = optional_string(o, "shape", where);
+  if (!r.shape.empty() && !known_shape(r.shape))
+    throw_bad_input(where + ": \"shape\" must be \"refusal\", \"length\", \"content_filter\" or "
+                            "\"bad_arguments\"");
   if (o.contains("tool_calls")) {
     for (const auto& t : array_field(o, "tool_calls", where)) {
       const auto& call = json::as_object(t, where + ".tool_calls");

@@ -5,10 +5,6 @@
 
 namespace gate::testing {
 
-namespace {
-
-// The answer in a few pieces, each ending after a space, so streams carry
-// several deltas.
 std::vector<std::string> pieces(const std::string& answer) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -25,6 +21,19 @@ std::string sse(const std::string& event, const boost::json::value& data) {
   std::string out = event.empty() ? "" : "event: " + event + "\n";
   return out + "data: " + boost::json::serialize(data) + "\n\n";
 }
+
+std::string chat_chunk(const StreamSpec& s, boost::json::object delta, boost::json::value finish) {
+  namespace bj = boost::json;
+  bj::object choice{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}};
+  bj::object c{{"id", s.id},
+               {"object", "chat.completion.chunk"},
+               {"model", s.model},
+               {"choices", bj::array{std::move(choice)}}};
+  if (s.include_usage) c["usage"] = nullptr;
+  return sse("", c);
+}
+
+namespace {
 
 const char* error_type(int status) {
   return status == 401   ? "authentication_error"
@@ -72,13 +81,7 @@ std::string stream_body(const StreamSpec& s) {
     return out + sse("message_stop", bj::object{{"type", "message_stop"}});
   }
   auto chunk = [&](bj::object delta, bj::value finish) {
-    bj::object choice{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}};
-    bj::object c{{"id", s.id},
-                 {"object", "chat.completion.chunk"},
-                 {"model", s.model},
-                 {"choices", bj::array{std::move(choice)}}};
-    if (s.include_usage) c["usage"] = nullptr;
-    return sse("", c);
+    return chat_chunk(s, std::move(delta), std::move(finish));
   };
   if (s.azure)
     out += sse(

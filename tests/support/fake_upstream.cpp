@@ -1,5 +1,6 @@
 #include <tests/support/fake_upstream.hpp>
 
+#include <tests/support/fake_answers.hpp>
 #include <tests/support/fake_flavors.hpp>
 #include <tests/support/fake_stream.hpp>
 
@@ -84,6 +85,20 @@ Outcome json_outcome(int status, std::string body) {
   Outcome out;
   out.status = status;
   out.body = std::move(body);
+  return out;
+}
+
+// A rule's answer in its shape (Rule::shape), plain or streamed.
+Outcome shaped_outcome(StreamSpec spec, const std::string& shape, bool streamed, const std::string& id_prefix,
+                       std::uint64_t n, const std::string& answer, std::int64_t prompt,
+                       std::int64_t completion) {
+  spec.id = id_prefix + std::to_string(n);
+  spec.answer = answer;
+  spec.prompt = prompt;
+  spec.completion = completion;
+  if (!streamed) return json_outcome(200, shaped_body(spec, shape));
+  Outcome out = stream_outcome(spec);
+  out.body = shaped_stream(spec, shape);
   return out;
 }
 
@@ -368,6 +383,12 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
   std::uint64_t n = ++completions;
   std::int64_t prompt = prompt_words + 3;
   std::int64_t completion = count_words(answer) + 1;
+  if (matched != nullptr && !matched->shape.empty())
+    return shaped_outcome(spec, matched->shape, streamed,
+                          anthropic        ? "msg_fake_"
+                          : spec.responses ? "resp_fake_"
+                                           : "chatcmpl-fake-",
+                          n, answer, prompt, completion);
   if (streamed) {
     spec.id = (anthropic        ? "msg_fake_"
                : spec.responses ? "resp_fake_"

@@ -36,6 +36,10 @@ struct Rule {
   // (name, arguments as JSON text), and the finish reason is "tool_calls".
   std::vector<std::pair<std::string, std::string>> tool_calls = {};
   std::string finish_reason = {}; // OpenAI, not streamed: instead of "stop" (or "tool_calls")
+  // When set, the answer comes in this shape, plain and streamed, in every
+  // API: "refusal", "length", "content_filter" or "bad_arguments"
+  // (fake_answers.hpp); tool_calls and finish_reason are not used.
+  std::string shape = {};
 };
 
 struct Fault {
@@ -99,7 +103,7 @@ Script azure_script(const std::string& api_version, const std::vector<std::strin
 Fault gemini_bad_key();
 
 // Reads a script from JSON: {"latency_ms": n, "event_gap_ms": n, "rules": [{"match", "answers",
-// "tool_calls": [{"name", "arguments": {...}}], "finish_reason"}],
+// "tool_calls": [{"name", "arguments": {...}}], "finish_reason", "shape"}],
 // "faults": [{"match","status","times","body","headers":{name: value},"close","stream","during_ms",
 // "probability"}], "prefix": "/v1", "models": ["a", "b"], "seed": n, "azure_api_version": "...",
 // "no_usage": bool, "reject_seed": bool, "error_style": "azure|gemini|ollama"}.

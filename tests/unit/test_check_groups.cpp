@@ -151,3 +151,20 @@ TEST_CASE("refusal passes unless a listed phrase is there") {
   CHECK(r.detail == "expected not a refusal; the answer says \"i'm sorry, but i can't\"");
   CHECK(on(R"({"not": {"type": "refusal"}})", "I must decline.").passed);
 }
+
+TEST_CASE("refusal fails on a refusal the provider reported, whatever its words") {
+  gate::check::Reply r;
+  r.text = "Sorry, that is not something I will do.";
+  r.refused = true;
+  Result res = evaluate(mk(R"({"type": "refusal"})"), r);
+  CHECK_FALSE(res.passed);
+  CHECK_FALSE(res.errored);
+  CHECK(res.detail == "expected not a refusal; the model refused (the answer is \"Sorry, that is not "
+                      "something I will do.\")");
+  CHECK(evaluate(mk(R"({"not": {"type": "refusal"}})"), r).passed); // it counts as refusing
+  r.text = "";
+  CHECK(evaluate(mk(R"({"type": "refusal"})"), r).detail ==
+        "expected not a refusal; the model refused (the answer is empty)");
+  r.refused = false;
+  CHECK(evaluate(mk(R"({"type": "refusal"})"), r).passed);
+}

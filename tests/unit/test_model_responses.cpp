@@ -114,7 +114,9 @@ TEST_CASE("responses: incomplete is length, absent usage stays absent, failures 
   Reply bad_args = parse_response(
       "responses", response(200, R"({"status":"completed","output":[{"type":"function_call","name":"f",)"
                                  R"("arguments":"{not json"}]})"));
-  CHECK(bad_args.bucket == Bucket::tool_call);
+  CHECK(bad_args.bucket == Bucket::none); // the model's answer, kept as written
+  REQUIRE(bad_args.tool_calls.size() == 1);
+  CHECK(bad_args.tool_calls[0].arguments == "{not json");
   // HTTP errors go through the shared OpenAI error reading.
   CHECK(parse_response("responses", response(429, R"({"error":{"message":"x","code":"insufficient_quota"}})"))
             .bucket == Bucket::quota);
