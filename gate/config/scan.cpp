@@ -1,5 +1,6 @@
 #include <gate/config/keys.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -88,6 +89,8 @@ int probe_in_child(const std::string& text) {
   // wall-clock bound is only a backstop for a child that never runs.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int status = 0;
+  // A parse takes well under a millisecond: poll soon, then back off.
+  std::chrono::microseconds pause(50);
   for (;;) {
     const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
@@ -97,7 +100,8 @@ int probe_in_child(const std::string& text) {
       waitpid(pid, &status, 0);
       return SIGKILL + 128;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -159,8 +163,25 @@ void prescan(std::string_view text, const std::string& where) {
   // ("&a m\n?"), on a node that is neither a key nor an item where keys are
   // ("a: 1\n!!t[\n,b"), and after a line left of an indented root
   // ("  a: 0\n&x m\n?"). Rules on lines that refused those also refused
-  // valid YAML (a { } mapping over several lines), so those inputs are left
-  // to the bound on the parser below.
+  // valid YAML (a { } mapping over several lines), so they no longer refuse:
+  // they only tell whether the text is in the plain block form (every line
+  // that begins outside quotes, brackets and block scalars a key or a "- "
+  // item, none left of the root's column, block scalars dedented to their
+  // key). Years of fuzzing held yaml-cpp to finishing on that form, so it
+  // parses in place; any other text parses first in the bounded child
+  // below. A fork costs milliseconds in a large process (the fuzzers, the
+  // sanitizer builds), and nearly every config is in the plain form.
+  bool plain = true;
+  std::size_t root_col = 0;      // the document's first key's column, 0 = none yet
+  bool key_on_line = false;      // a "key:" indicator outside brackets on this line
+  bool line_starts_item = false; // the line's first content is "- "
+  auto check_line = [&] {
+    if (line_col == 0 || key_on_line || (root_col == 0 && line_starts_item)) {
+      if (root_col == 0 && line_col != 0) root_col = line_col;
+      return;
+    }
+    if (root_col == 0 || !line_starts_item) plain = false;
+  };
   // A block scalar ("|", ">") holds the lines indented more than its parent
   // node: the key or "- " item it is the value of, at block_parent_col. Its
   // text is at block_text_col: the indentation indicator's ("|2"), counted
@@ -186,6 +207,7 @@ void prescan(std::string_view text, const std::string& where) {
     // Whether this character is outside quotes and brackets before it is read.
     const bool outside = quote == 0 && depth == 0;
     if (c == '\n') {
+      check_line();
       ++line, ++i;
       col = 1;
       comment = false;
@@ -194,6 +216,7 @@ void prescan(std::string_view text, const std::string& where) {
       token_start = true;
       line_col = 0;
       node_col = 0;
+      key_on_line = false;
       prev = last = '\n';
       continue;
     }
@@ -214,7 +237,10 @@ void prescan(std::string_view text, const std::string& where) {
       } else if (col >= block_text_col) {
         comment = true; // nothing on this line counts
       } else {
-        block_scalar = false; // yaml-cpp's own error, or the bound below
+        // A line between the key's column and the text's: yaml-cpp reads a
+        // new node where none can be (a finding looped there).
+        block_scalar = false;
+        if (c != '#') plain = false;
       }
     }
     if (comment) {
@@ -261,6 +287,7 @@ void prescan(std::string_view text, const std::string& where) {
              "(quote a value that starts with ',')");
       } else if (c == ':' && depth == 0 && blank_at(i + 1)) {
         token_start = true; // the key ends, its value may begin
+        key_on_line = true;
       } else if ((c == '\'' || c == '"') && node_start) {
         if (depth == 0) node_col = col;
         quote = c;
@@ -280,9 +307,11 @@ void prescan(std::string_view text, const std::string& where) {
         // "- " and "? ": a value may still begin.
         node_col = col;
       } else if (col == 1 && (text.substr(i, 3) == "---" || text.substr(i, 3) == "...") && blank_at(i + 3)) {
-        i += 2, col += 2; // a document marker, not content
+        i += 2, col += 2; // a document marker, not content: a new root follows
+        root_col = 0;
         marker = true;
       } else if ((c == '|' || c == '>') && node_start) {
+        if (node_col == 0 && root_col == 0) plain = false; // a root scalar
         block_scalar = true;
         block_parent_col = node_col != 0 ? node_col : col; // alone on its line: its own column
         block_text_col = 0;
@@ -302,6 +331,8 @@ void prescan(std::string_view text, const std::string& where) {
     } else if (!comment && !blank(c)) {
       if (line_col == 0 && outside) {
         line_col = col;
+        line_starts_item = c == '-' && blank_at(i + 1);
+        if (root_col != 0 && col < root_col) plain = false;
       }
       last = c;
     }
@@ -313,6 +344,8 @@ void prescan(std::string_view text, const std::string& where) {
   if (quote != 0) {
     fail(quote_line, quote_col, std::string("quoted string never closed; expected a closing ") + quote);
   }
+  check_line();
+  if (plain) return;
   const int code = probe_in_child(std::string(text));
   if (code == k_parsed) return;
   if (code == k_no_memory || code == k_exec_error)
