@@ -39,22 +39,43 @@ metric_field() { sed -n "s/^{\"key\":\"$2\",.*\"$3\":\([^,}]*\).*/\1/p" "$1" | h
 # github.action_ref): gate-linux-<arch> and its .sha256 from that tag's
 # release (GATE_RELEASE_BASE/<tag>/, default the action repository's
 # releases/download). Outputs source=release and gate=<path> once the sha256
-# matches; source=build when the ref is no version tag or its release has no
+# matches; source=build when the ref names no release or its release has no
 # binary (HTTP 404), and only then do the build steps run. A binary whose
 # checksum is missing or wrong fails the step: an unverified binary is never
 # run, and a tampered download is no reason to build silently instead.
+#
+# A commit SHA (GitHub's advice for pinning a third-party action), or no
+# ref at all (`uses: ./`, whose checkout's HEAD is then the commit), stands
+# for the release its CMakeLists.txt names when that release's binary was
+# built from this very commit: its `gate --version` says which (the sha256
+# is verified first, so only the release's own binary is run). Any other
+# commit, a release's or not, builds from source. GATE_ACTION_COMMIT names
+# the commit instead (tests).
 fetch() {
   local ref=${GATE_RELEASE_REF:-${GITHUB_ACTION_REF:-}}
   local base=${GATE_RELEASE_BASE:-${GITHUB_SERVER_URL:-}/${GATE_RELEASE_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-}}/releases/download}
-  local asset dest code want got
+  local asset dest code want got pinned=${GATE_ACTION_COMMIT:-} version
   asset="gate-linux-$(uname -m)"
   dest=${RUNNER_TEMP:-$root}/gate-release
+  version=$(sed -nE 's/^project\(gate VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")
+  if [ -z "$pinned" ]; then
+    if [[ $ref =~ ^[0-9a-f]{40}$ ]]; then
+      pinned=$ref
+    elif [ -z "$ref" ]; then
+      pinned=$(git -C "$root" rev-parse HEAD 2>/dev/null || true)
+    fi
+  fi
+  if [ -n "$pinned" ]; then
+    [[ $pinned =~ ^[0-9a-f]{40}$ ]] || fail "the action's commit '$pinned' is no 40-digit SHA"
+    [ -n "$version" ] || fail "no project version in $root/CMakeLists.txt to find the release of commit $pinned"
+    echo "gate action: commit ${pinned:0:12}: looking for it in release v$version"
+    ref=v$version
+  fi
   # A major tag (v1) is moved by release.yml to each newest release of its
   # major (docs/ci.md, "Versions"), so the CMakeLists.txt of the action's own
   # checkout names the release it stands for.
   if [[ $ref =~ ^v([0-9]+)$ ]]; then
-    local major=${BASH_REMATCH[1]} version
-    version=$(sed -nE 's/^project\(gate VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")
+    local major=${BASH_REMATCH[1]}
     [ -n "$version" ] || fail "no project version in $root/CMakeLists.txt to resolve $ref"
     [ "${version%%.*}" = "$major" ] ||
       fail "the tag $ref points at gate $version, which is no $ref.x.y release; use a version tag (vX.Y.Z)"
@@ -89,6 +110,16 @@ fetch() {
     fail "sha256 mismatch for $asset of release $ref: $asset.sha256 says $want, the download is $got; refusing it"
   fi
   chmod +x "$dest/$asset"
+  if [ -n "$pinned" ]; then
+    local built
+    built=$("$dest/$asset" --version | sed -nE 's/.*\(commit ([0-9a-f]{7,40})\).*/\1/p')
+    if [ -z "$built" ] || [ "${pinned:0:${#built}}" != "$built" ]; then
+      rm -f "$dest/$asset"
+      echo "gate action: commit ${pinned:0:12} is not release $ref (built from ${built:-an unknown commit}): building gate from source"
+      set_output source build
+      return 0
+    fi
+  fi
   echo "gate action: $("$dest/$asset" --version) from release $ref, sha256 $got verified"
   set_output source release
   set_output gate "$dest/$asset"

@@ -415,13 +415,85 @@ TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to
   CHECK(s.outputs["source"] == "build");
   CHECK(s.outputs.count("gate") == 0);
   CHECK(has(s.out, "release v0.0.1 has no gate-linux-"));
-  for (const char* ref : {"", "main", "v1.2", "1.2.3"}) {
+  for (const char* ref : {"main", "v1.2", "1.2.3", "abc123"}) {
     Step b = run_step(tmp.path(), "fetch", {{"GATE_RELEASE_BASE", server.base}, {"GATE_RELEASE_REF", ref}});
     INFO(ref << ": " << b.out << b.err);
     CHECK(b.exit_code == 0);
     CHECK(b.outputs["source"] == "build");
     CHECK(has(b.out, "is no release tag"));
   }
+}
+
+// The commit `gate --version` names ("gate 0.1.0 (commit 10948ba27fc7)"),
+// "" when the binary was built outside git.
+std::string binary_commit() {
+  FILE* p = ::popen((quoted(GATE_BINARY) + " --version").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[256] = {};
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+  ::pclose(p);
+  std::smatch m;
+  const std::string text(buf, n);
+  return std::regex_search(text, m, std::regex(R"(\(commit ([0-9a-f]{12})\))")) ? std::string(m[1]) : "";
+}
+
+TEST_CASE(
+    "fetch: a commit SHA (or uses: ./ at that commit) downloads the release built from it; another builds") {
+  if (!have_node()) return gate::testing::skip_test("node and curl are needed");
+  const std::string commit = binary_commit();
+  if (commit.empty())
+    return gate::testing::skip_test("the gate under test names no commit (built outside git)");
+  TempDir tmp;
+  const std::string version = project_version();
+  const fs::path asset = make_release(tmp.path(), "", "v" + version);
+  ReleaseServer server(tmp.path() / "releases");
+  const std::string sha = commit + std::string(28, 'a');
+  std::map<std::string, std::string> env{{"GATE_RELEASE_BASE", server.base},
+                                         {"GATE_RELEASE_REF", sha},
+                                         {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
+  Step s = run_step(tmp.path(), "fetch", env);
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(has(s.out, "gate action: commit " + commit + ": looking for it in release v" + version));
+  CHECK(s.outputs["source"] == "release");
+  CHECK(has(s.out, "from release v" + version + ", sha256"));
+  CHECK(slurp(s.outputs["gate"]) == slurp(asset));
+
+  // No ref (uses: ./): the checkout's commit decides the same way.
+  env["GATE_RELEASE_REF"] = "";
+  env["GATE_ACTION_COMMIT"] = sha;
+  Step local = run_step(tmp.path(), "fetch", env);
+  INFO(local.out << local.err);
+  CHECK(local.outputs["source"] == "release");
+
+  // A commit the release was not built from is built from source, and the
+  // downloaded binary does not stay behind.
+  env.erase("GATE_ACTION_COMMIT");
+  const std::string other = (commit[0] == 'f' ? std::string(40, 'e') : std::string(40, 'f'));
+  env["GATE_RELEASE_REF"] = other;
+  Step b = run_step(tmp.path(), "fetch", env);
+  INFO(b.out << b.err);
+  CHECK(b.exit_code == 0);
+  CHECK(b.outputs["source"] == "build");
+  CHECK(b.outputs.count("gate") == 0);
+  CHECK(has(b.out, "commit " + other.substr(0, 12) + " is not release v" + version + " (built from " +
+                       commit + "): building gate from source"));
+  CHECK_FALSE(fs::exists(tmp.path() / "runner" / "gate-release" / asset.filename()));
+
+  // A commit whose version has no release (404) builds too.
+  fs::remove_all(tmp.path() / "releases" / ("v" + version));
+  env["GATE_RELEASE_REF"] = sha;
+  Step none = run_step(tmp.path(), "fetch", env);
+  INFO(none.out << none.err);
+  CHECK(none.outputs["source"] == "build");
+  CHECK(has(none.out, "release v" + version + " has no gate-linux-"));
+
+  // Something that is not a commit is said, not guessed around.
+  env["GATE_RELEASE_REF"] = "";
+  env["GATE_ACTION_COMMIT"] = "not-a-sha";
+  Step bad = run_step(tmp.path(), "fetch", env);
+  CHECK(bad.exit_code == 2);
+  CHECK(has(bad.err, "::error::gate action: the action's commit 'not-a-sha' is no 40-digit SHA"));
 }
 
 TEST_CASE("actionlint and the action/workflow schema check pass on every workflow and action.yml") {
