@@ -496,6 +496,63 @@ TEST_CASE(
   CHECK(has(bad.err, "::error::gate action: the action's commit 'not-a-sha' is no 40-digit SHA"));
 }
 
+// `.ci/deps --print` for an /etc/os-release holding `os`: its exit code,
+// then what it printed (stdout and stderr).
+std::pair<int, std::string> deps_for(const fs::path& dir, const std::string& os) {
+  spit(dir / "os-release", os);
+  const std::string command = "GATE_OS_RELEASE=" + quoted((dir / "os-release").string()) + " bash " +
+                              quoted((source_dir() / ".ci" / "deps").string()) + " --print 2>&1";
+  FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string text;
+  char buf[512];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+    text.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+TEST_CASE("the build path's packages: Debian 12's Boost 1.81 packages, the plain names on Debian 13 and "
+          "ubuntu-latest, a clear refusal elsewhere") {
+  TempDir tmp;
+  const std::string common = " libssl-dev libyaml-cpp-dev libre2-dev doctest-dev openssl";
+  auto [code12, debian12_pkgs] = deps_for(tmp.path(), "ID=debian\nVERSION_ID=\"12\"\n");
+  CHECK(code12 == 0);
+  CHECK(
+      has(debian12_pkgs, "libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev" + common));
+  // ubuntu-latest (24.04) and Debian 13 default to Boost 1.83: libboost-json-dev
+  // and the others by their plain names (the names .ci/debian13 installs).
+  for (const char* os : {"ID=ubuntu\nVERSION_ID=\"24.04\"\n", "ID=ubuntu\nVERSION_ID=\"26.04\"\n",
+                         "ID=debian\nVERSION_ID=\"13\"\n"}) {
+    auto [code, pkgs] = deps_for(tmp.path(), os);
+    INFO(os << ": " << pkgs);
+    CHECK(code == 0);
+    CHECK(has(pkgs, "g++ cmake make libboost-dev libboost-program-options-dev libboost-json-dev" + common));
+    CHECK_FALSE(has(pkgs, "1.81"));
+  }
+  auto [code22, jammy] = deps_for(tmp.path(), "ID=ubuntu\nVERSION_ID=\"22.04\"\n");
+  CHECK(code22 == 1);
+  CHECK(has(jammy, "Ubuntu 22.04 has no Boost >= 1.81, which gate needs: use ubuntu-24.04 or later, or "
+                   "container: debian:12"));
+  auto [code_other, fedora] = deps_for(tmp.path(), "ID=fedora\nVERSION_ID=41\n");
+  CHECK(code_other == 1);
+  CHECK(has(fedora, "fedora 41 is neither Debian nor Ubuntu"));
+  // On this machine, when it is Debian 12, every name it prints is a real,
+  // installed package (the build above used them).
+  if (debian12()) {
+    auto [code, here] = deps_for(tmp.path(), slurp("/etc/os-release"));
+    REQUIRE(code == 0);
+    std::istringstream words(here);
+    for (std::string word; words >> word;) {
+      const std::string pkg = word;
+      INFO(pkg);
+      CHECK(std::system(("dpkg-query -W -f='${Status}' " + quoted(pkg) +
+                         " 2>/dev/null | grep -q 'install ok installed'")
+                            .c_str()) == 0);
+    }
+  }
+}
+
 TEST_CASE("actionlint and the action/workflow schema check pass on every workflow and action.yml") {
   std::vector<fs::path> files{source_dir() / "action.yml"};
   for (const auto& dir : {source_dir() / ".github" / "workflows", source_dir() / "examples" / "workflows"})
