@@ -92,11 +92,18 @@ inline constexpr std::size_t k_max_yaml_nodes = 500'000;
 inline constexpr std::uint64_t k_yaml_parse_cpu_us_per_mib = 3'000'000;
 inline constexpr std::uint64_t k_yaml_parse_memory = std::uint64_t{1} << 30;
 
+// How prescan found the text safe to parse.
+enum class YamlGuard {
+  plain_form, // the plain block form, which yaml-cpp always finishes on
+  child,      // parsed once in the bounded child first
+};
+
 // Checks the raw text before yaml-cpp sees it (size, NUL bytes, invalid
-// UTF-8, lone CR), then parses it once in a child process under a CPU and
-// memory limit, since yaml-cpp loops on some invalid inputs. Throws
-// Error(bad_input) "where:line:col: ..."; when it returns, YAML::LoadAll on
-// the same text returns (documents or a YAML::Exception).
-void prescan(std::string_view text, const std::string& where);
+// UTF-8, lone CR), then, unless it is in the plain block form, parses it
+// once in a child process under a CPU and memory limit, since yaml-cpp
+// loops on some invalid inputs. Throws Error(bad_input) "where:line:col:
+// ..."; when it returns, YAML::LoadAll on the same text returns (documents
+// or a YAML::Exception).
+YamlGuard prescan(std::string_view text, const std::string& where);
 
 } // namespace gate::config::detail

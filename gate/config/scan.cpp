@@ -132,7 +132,7 @@ bool content_follows(std::string_view text, std::size_t i) {
 // yaml-cpp 0.8.0 (Debian 13, ubuntu-24.04) loops on every one of them and on
 // fuzz/corpus/config/regression-*.yaml too (.ci/debian13 tries each), so no
 // part of this guard is for 0.7 alone.
-void prescan(std::string_view text, const std::string& where) {
+YamlGuard prescan(std::string_view text, const std::string& where) {
   auto fail = [&](std::size_t line, std::size_t col, const std::string& msg) {
     throw Error(Exit::bad_input, located(where, line, col, msg));
   };
@@ -345,16 +345,17 @@ void prescan(std::string_view text, const std::string& where) {
     fail(quote_line, quote_col, std::string("quoted string never closed; expected a closing ") + quote);
   }
   check_line();
-  if (plain) return;
+  if (plain) return YamlGuard::plain_form;
   const int code = probe_in_child(std::string(text));
-  if (code == k_parsed) return;
+  if (code == k_parsed) return YamlGuard::child;
   if (code == k_no_memory || code == k_exec_error)
     fail(0, 0,
          "the YAML parser needed more than " + std::to_string(k_yaml_parse_memory >> 20) +
              " MiB for this file; expected a small YAML file");
-  fail(0, 0,
-       "the YAML parser did not finish within " + std::to_string(parse_cpu_us(text.size()) / 1000) +
-           " ms (yaml-cpp loops on some invalid YAML); expected valid YAML");
+  throw Error(Exit::bad_input, located(where, 0, 0,
+                                       "the YAML parser did not finish within " +
+                                           std::to_string(parse_cpu_us(text.size()) / 1000) +
+                                           " ms (yaml-cpp loops on some invalid YAML); expected valid YAML"));
 }
 
 } // namespace gate::config::detail

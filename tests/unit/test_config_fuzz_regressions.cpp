@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <gate/config/config.hpp>
+#include <gate/config/keys.hpp>
 #include <gate/util/input.hpp>
 
 #include "test_config_support.hpp"
@@ -125,4 +126,25 @@ TEST_CASE("block scalars load as YAML reads them") {
   // With an indicator, text indented further keeps its leading blanks.
   CHECK(load("prompt:\n  system: |2\n      t\n    u\n").prompt.system == "  t\nu\n");
   CHECK(load("prompt:\n  system: >-2\n    t\n").prompt.system == "t");
+}
+
+TEST_CASE("configs in the plain block form parse in place; only other YAML parses first in the child") {
+  using gate::config::detail::prescan;
+  using gate::config::detail::YamlGuard;
+  // A fork costs milliseconds in a large process, so the configs people
+  // write must not need one: every committed gate.yaml and promptfoo config.
+  const fs::path root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  for (const char* file :
+       {"fixtures/demo/gate.yaml", "fixtures/agents/gate.yaml", "fixtures/checks/gate.yaml",
+        "fixtures/compare/gate.yaml", "fixtures/promptfoo/support/promptfooconfig.yaml",
+        "fixtures/promptfoo/orders/promptfooconfig.yaml", "fixtures/promptfoo/support/tests/more.yaml"}) {
+    CAPTURE(file);
+    CHECK(prescan(gate::read_file(root / file), file) == YamlGuard::plain_form);
+  }
+  CHECK(prescan("- a\n- b: [\n  1,\n2]\n", "t.yaml") == YamlGuard::plain_form);
+  // Valid YAML outside the form: a { } mapping on a line of its own, a root
+  // scalar, a line left of the root. The child finds that yaml-cpp finishes.
+  CHECK(prescan("value:\n  { a: 1,\n    b: 2 }\n", "t.yaml") == YamlGuard::child);
+  CHECK(prescan("|\n  text\n", "t.yaml") == YamlGuard::child);
+  CHECK(prescan("  a: 1\nb: 2\n", "t.yaml") == YamlGuard::child);
 }
