@@ -215,6 +215,19 @@ trusted_cache() {
   printf '%s\n' "$tmp/$rel"
 }
 
+# The artifact's name: gate-report for ./gate.yaml, else with the config's
+# path in it (upload-artifact refuses a name used twice in one workflow run,
+# so two gates in one workflow need two names), and the shard.
+artifact_name() {
+  local config=${1#./} shard=$2 name=gate-report
+  if [ "$config" != gate.yaml ]; then
+    config=${config%.yaml}
+    config=${config%.yml}
+    name+=-$(printf '%s' "$config" | tr -c 'A-Za-z0-9._-' '-')
+  fi
+  printf '%s\n' "$name${shard:+-shard-${shard%/*}-of-${shard#*/}}"
+}
+
 check() {
   [ -x "$gate" ] || fail "no gate binary at $gate (did the build step run?)"
   mkdir -p "$out_dir"
@@ -232,7 +245,8 @@ check() {
   words extra "${INPUT_ARGS:-}"
   local config=${INPUT_CONFIG:-gate.yaml} baseline=${INPUT_BASELINE:-} shard=${INPUT_SHARD:-}
   local report=$out_dir/report.json code=0
-  local -a verdict_files=(--json "$out_dir/verdict.json" --markdown "$out_dir/verdict.md" --html "$out_dir/verdict.html")
+  local -a verdict_files=(--json "$out_dir/verdict.json" --markdown "$out_dir/verdict.md" --html "$out_dir/verdict.html"
+    --junit "$out_dir/verdict.xml")
 
   if [ -n "${INPUT_REPORTS:-}" ]; then
     # Compare reports made elsewhere: one, or partial ones merged first.
@@ -300,14 +314,16 @@ check() {
   fi
 
   local list=""
-  for f in "$report" "$out_dir/report.md" "$out_dir/verdict.md" "$out_dir/verdict.json" "$out_dir/verdict.html" \
-    "$out_dir/cache-misses.txt"; do
+  # The JUnit files too (report.xml per run, verdict.xml per decision), for
+  # a test-report step that reads the artifact.
+  for f in "$report" "$out_dir/report.md" "$out_dir/report.xml" "$out_dir/verdict.md" "$out_dir/verdict.json" \
+    "$out_dir/verdict.html" "$out_dir/verdict.xml" "$out_dir/cache-misses.txt"; do
     [ -f "$f" ] && list+="$f"$'\n'
   done
   list=${list%$'\n'}
   set_output artifact-paths "$list"
   printf '%s\n' "$list" >"$out_dir/artifacts.txt"
-  set_output artifact-name "gate-report${shard:+-shard-${shard%/*}-of-${shard#*/}}"
+  set_output artifact-name "$(artifact_name "$config" "$shard")"
 }
 
 comment() {

@@ -81,16 +81,31 @@ int cmd_comment(const Args& args) {
   std::optional<std::int64_t> pr;
   if (vm.count("pr")) pr = vm["pr"].as<std::int64_t>();
   const github::Target target = github::target_from_env(process_env(), pr);
+  const github::Send send = [](const net::FetchRequest& r) { return net::fetch(r, process_env()); };
+  const std::string where = target.repo + "#" + std::to_string(target.pr);
+  // In a workflow_run job (the fork commenter) the PR number comes from the
+  // PR run's artifact, which the fork's code wrote: it is only believed when
+  // that PR's head is the commit the triggering run was for.
+  if (const std::string event = env("GITHUB_EVENT_PATH"); !event.empty()) {
+    if (const auto run_sha = github::run_head_sha(read_file(event), event)) {
+      const std::string head = github::pr_head_sha(target, send);
+      if (head != *run_sha) {
+        std::cerr << "gate: warning: not commenting on " << terminal_safe(where) << ": its head is "
+                  << terminal_safe(head.substr(0, 12)) << ", but the run that made this verdict was for "
+                  << terminal_safe(run_sha->substr(0, 12))
+                  << " (the PR number is the artifact's, which the PR's code wrote; a newer push gets its "
+                     "own run)\n";
+        return 0;
+      }
+    }
+  }
   const std::string mark = github::marker(vm["id"].as<std::string>());
   // The Markdown was redacted when gate wrote it; redact again in case the
   // token is one gate never saw then.
   const std::string body = mark + "\n" + redact(read_file(md_file));
   const std::string short_body = short_form(verdict, mark, report);
 
-  const github::Posted p =
-      github::upsert_comment(target, mark, body, short_body,
-                             [](const net::FetchRequest& r) { return net::fetch(r, process_env()); });
-  const std::string where = target.repo + "#" + std::to_string(target.pr);
+  const github::Posted p = github::upsert_comment(target, mark, body, short_body, send);
   switch (p.outcome) {
   case github::Outcome::forbidden:
     std::cerr << "gate: warning: GitHub refused the comment on " << terminal_safe(where)

@@ -85,6 +85,20 @@ bool too_long(const model::ApiResponse& r) {
 
 } // namespace
 
+std::string pr_head_sha(const Target& t, const Send& send) {
+  const std::string what = "reading pull request #" + std::to_string(t.pr);
+  const model::ApiResponse r =
+      send(request(t, "GET", t.api_url + "/repos/" + t.repo + "/pulls/" + std::to_string(t.pr)));
+  if (!ok(r)) fail(r, what);
+  const boost::json::value v = json::parse_strict(r.body, "GitHub's pull request");
+  const auto* o = v.if_object();
+  const auto* head = o != nullptr ? o->if_contains("head") : nullptr;
+  const auto* sha = head != nullptr && head->is_object() ? head->as_object().if_contains("sha") : nullptr;
+  if (sha == nullptr || !sha->is_string())
+    throw Error(Exit::cannot_run, "GitHub's pull request #" + std::to_string(t.pr) + " has no head.sha");
+  return std::string(sha->as_string());
+}
+
 Posted upsert_comment(const Target& t, std::string_view mark, const std::string& body,
                       const std::string& short_body, const Send& send) {
   Posted out;

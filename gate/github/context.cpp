@@ -32,6 +32,17 @@ std::int64_t pr_from_event(std::string_view event_json, const std::string& where
   throw Error(Exit::bad_input, where + ": no pull_request.number (not a pull_request event? pass --pr N)");
 }
 
+std::optional<std::string> run_head_sha(std::string_view event_json, const std::string& where) {
+  const boost::json::value event = json::parse_strict(event_json, where);
+  const auto* o = event.if_object();
+  const auto* run = o != nullptr ? o->if_contains("workflow_run") : nullptr;
+  if (run == nullptr || !run->is_object()) return std::nullopt;
+  const auto* sha = run->as_object().if_contains("head_sha");
+  if (sha == nullptr || !sha->is_string() || sha->as_string().empty())
+    throw Error(Exit::bad_input, where + ": a workflow_run event without workflow_run.head_sha");
+  return std::string(sha->as_string());
+}
+
 Target target_from_env(const Environment& env, std::optional<std::int64_t> pr) {
   Target t;
   t.token = env.get("GITHUB_TOKEN");

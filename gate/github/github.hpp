@@ -33,6 +33,10 @@ Target target_from_env(const Environment& env, std::optional<std::int64_t> pr);
 // naming `where` when absent.
 std::int64_t pr_from_event(std::string_view event_json, const std::string& where);
 
+// workflow_run.head_sha of a workflow_run event: the commit the run that
+// made the artifacts was for; nullopt for any other event.
+std::optional<std::string> run_head_sha(std::string_view event_json, const std::string& where);
+
 // The hidden first line that identifies gate's comment: "<!-- gate:ID -->";
 // ID keeps [A-Za-z0-9._-] only.
 std::string marker(std::string_view id);
@@ -45,6 +49,10 @@ std::size_t char_count(std::string_view utf8);
 
 // One HTTP exchange; net::fetch in production, a fake in unit tests.
 using Send = std::function<model::ApiResponse(const net::FetchRequest&)>;
+
+// The head commit of pull request t.pr (GET /repos/{repo}/pulls/{n}):
+// head.sha. Failures are Error(cannot_run), as for the comment.
+std::string pr_head_sha(const Target& t, const Send& send);
 
 enum class Outcome { created, updated, forbidden };
 

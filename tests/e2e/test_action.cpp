@@ -223,10 +223,13 @@ TEST_CASE("a passing check sets every output from the verdict JSON, the summary 
   CHECK(number(s.outputs["regressed"]) == verdict_value(verdict, "", "regressed"));
   CHECK(s.outputs["success-rate"].rfind("78.0", 0) == 0); // the demo's 78.0%
   CHECK(s.outputs["report-path"] == ".gate/ci/report.json");
-  CHECK(s.outputs["artifact-name"] == "gate-report");
+  // Named after the config, so that two gates in one workflow do not clash.
+  CHECK(s.outputs["artifact-name"] == "gate-report-demo-gate");
   CHECK(lines(s.outputs["artifact-paths"]) ==
-        std::vector<std::string>{".gate/ci/report.json", ".gate/ci/report.md", ".gate/ci/verdict.md",
-                                 ".gate/ci/verdict.json", ".gate/ci/verdict.html"});
+        std::vector<std::string>{".gate/ci/report.json", ".gate/ci/report.md", ".gate/ci/report.xml",
+                                 ".gate/ci/verdict.md", ".gate/ci/verdict.json", ".gate/ci/verdict.html",
+                                 ".gate/ci/verdict.xml"});
+  CHECK(has(slurp(tmp.path() / ".gate/ci/verdict.xml"), "<testsuite"));
   for (const auto& f : lines(s.outputs["artifact-paths"]))
     CHECK(fs::exists(tmp.path() / f));
   CHECK(has(s.summary, "✅ gate passed"));
@@ -286,7 +289,7 @@ TEST_CASE("shards write partial reports; the reports input merges and gates them
                        {"INPUT_OUT_DIR", "shards/" + std::to_string(i)}});
     INFO(s.out << s.err);
     CHECK(s.outputs["verdict"] == "partial");
-    CHECK(s.outputs["artifact-name"] == "gate-report-shard-" + std::to_string(i) + "-of-2");
+    CHECK(s.outputs["artifact-name"] == "gate-report-demo-gate-shard-" + std::to_string(i) + "-of-2");
     CHECK(s.outputs["report-path"] == "shards/" + std::to_string(i) + "/report.json");
   }
   Step merged = run_step(tmp.path(), "check",

@@ -155,3 +155,43 @@ TEST_CASE("a rejected token, a missing token or no PR number fail clearly withou
   CHECK(has(no_pr.err, "--pr"));
   check_no_token(no_pr, api);
 }
+
+TEST_CASE(
+    "the fork commenter (workflow_run): the artifact's PR number is believed only when that PR's head is "
+    "the run's commit") {
+  TempDir tmp;
+  const fs::path verdict = make_verdict(tmp.path());
+  const std::string run_sha = "0123456789abcdef0123456789abcdef01234567";
+  spit(tmp.path() / "event.json",
+       R"({"action":"completed","workflow_run":{"id":42,"event":"pull_request","head_sha":")" + run_sha +
+           R"(","pull_requests":[]}})");
+  gate::testing::FakeGithub api({k_token});
+  api.set_pr_head(7, run_sha);
+  api.set_pr_head(8, "fedcba9876543210fedcba9876543210fedcba98");
+  api.start();
+  auto env = github_env(api);
+  env["GITHUB_EVENT_PATH"] = (tmp.path() / "event.json").string();
+
+  // The run's own PR: commented.
+  Result ok = run_gate({"comment", "--report", verdict.string(), "--pr", "7"}, tmp.path(), env);
+  INFO(ok.out << ok.err);
+  CHECK(ok.exit_code == 0);
+  REQUIRE(ours(api).size() == 1);
+  CHECK(ours(api)[0].pr == 7);
+
+  // A forged number (another PR, whose head is another commit): not posted,
+  // and said why.
+  Result forged = run_gate({"comment", "--report", verdict.string(), "--pr", "8"}, tmp.path(), env);
+  INFO(forged.out << forged.err);
+  CHECK(forged.exit_code == 0);
+  CHECK(has(forged.err, "warning: not commenting on octo/gate-demo#8: its head is fedcba987654, but the run "
+                        "that made this verdict was for 0123456789ab"));
+  CHECK(ours(api).size() == 1);
+
+  // A PR that does not exist: GitHub's 404, exit 3, nothing posted.
+  Result missing = run_gate({"comment", "--report", verdict.string(), "--pr", "9"}, tmp.path(), env);
+  CHECK(missing.exit_code == 3);
+  CHECK(has(missing.err, "GitHub answered 404 while reading pull request #9"));
+  CHECK(ours(api).size() == 1);
+  check_no_token(forged, api);
+}

@@ -1,5 +1,7 @@
 #include "fake_github.hpp"
 
+#include <map>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -57,6 +59,15 @@ struct FakeGithub::Impl {
     std::smatch m;
     static const std::regex list_re("^/repos/[^/]+/[^/]+/issues/([0-9]+)/comments$");
     static const std::regex edit_re("^/repos/[^/]+/[^/]+/issues/comments/([0-9]+)$");
+    static const std::regex pull_re("^/repos/[^/]+/[^/]+/pulls/([0-9]+)$");
+    if (std::regex_match(path, m, pull_re) && req.method() == http::verb::get) {
+      const auto head = pr_heads.find(std::stoll(m[1]));
+      if (head == pr_heads.end())
+        reply(404, {{"message", "Not Found"}});
+      else
+        reply(200, {{"number", head->first}, {"head", {{"sha", head->second}}}});
+      return res;
+    }
     std::string text;
     if (req.method() != http::verb::get) {
       try {
@@ -132,6 +143,7 @@ struct FakeGithub::Impl {
   }
 
   int write_status_ = 0;
+  std::map<std::int64_t, std::string> pr_heads;
 };
 
 FakeGithub::FakeGithub(FakeGithubOptions options) : impl_(std::make_unique<Impl>()) {
@@ -189,6 +201,11 @@ std::string FakeGithub::api_url() const { return "http://127.0.0.1:" + std::to_s
 void FakeGithub::set_write_status(int status) {
   std::lock_guard lock(impl_->mutex);
   impl_->write_status_ = status;
+}
+
+void FakeGithub::set_pr_head(std::int64_t pr, const std::string& sha) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->pr_heads[pr] = sha;
 }
 
 void FakeGithub::add_comment(std::int64_t pr, const std::string& body) {

@@ -12,6 +12,7 @@
 //   GET   /repos/{owner}/{repo}/issues/{n}/comments   (paginated, Link rel="next")
 //   POST  /repos/{owner}/{repo}/issues/{n}/comments
 //   PATCH /repos/{owner}/{repo}/issues/comments/{id}
+//   GET   /repos/{owner}/{repo}/pulls/{n}                (head.sha, set by set_pr_head)
 // A request without "Authorization: Bearer <token>" gets 401.
 namespace gate::testing {
 
@@ -40,6 +41,7 @@ public:
   std::string api_url() const; // "http://127.0.0.1:<port>"
 
   void set_write_status(int status);
+  void set_pr_head(std::int64_t pr, const std::string& sha);  // a PR without one is 404
   void add_comment(std::int64_t pr, const std::string& body); // someone else's comment
   std::vector<GithubComment> comments() const;
   std::vector<RequestLog> log() const;
