@@ -1,4 +1,4 @@
-# Writes OUT, gate(1), from the binary's own help (GATE: the built gate), so
+# Writes OUT, gate(1), and OUT.gz from the binary's own help (GATE: the built gate), so
 # the man page can never drift from `gate --help` and `gate <command> --help`.
 # Run after every link of gate (a POST_BUILD step in CMakeLists.txt).
 # EMULATOR: CMAKE_CROSSCOMPILING_EMULATOR of a cross build (qemu-user, as
@@ -46,3 +46,9 @@ string(APPEND page ".SH ENVIRONMENT\n.TP\n.B SSL_CERT_FILE\\fR, \\fBSSL_CERT_DIR
 file(WRITE "${OUT}.tmp" "${page}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
 file(REMOVE "${OUT}.tmp")
+# The installed page is gzip -9n'd, as Debian policy asks (-n: no name or
+# time stamp inside, so the same page gives the same bytes).
+execute_process(COMMAND gzip -9n -c "${OUT}" OUTPUT_FILE "${OUT}.gz" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gzip -9n ${OUT} exited ${rc}")
+endif()
