@@ -427,17 +427,34 @@ TEST_CASE("fetch: no release for the ref (404, a branch, uses: ./) falls back to
   }
 }
 
+// What `command` prints on stdout (stderr too when it says 2>&1), and its
+// exit code.
+std::pair<int, std::string> capture(const std::string& command) {
+  FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string text;
+  char buf[512];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+    text.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
 // The commit `gate --version` names ("gate 0.1.0 (commit 10948ba27fc7)"),
 // "" when the binary was built outside git.
 std::string binary_commit() {
-  FILE* p = ::popen((quoted(GATE_BINARY) + " --version").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[256] = {};
-  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, p);
-  ::pclose(p);
+  const std::string text = capture(quoted(GATE_BINARY) + " --version").second;
   std::smatch m;
-  const std::string text(buf, n);
   return std::regex_search(text, m, std::regex(R"(\(commit ([0-9a-f]{12})\))")) ? std::string(m[1]) : "";
+}
+
+// A fetch step that took the release binary of `version` (`asset`).
+void check_release(const Step& s, const std::string& version, const fs::path& asset) {
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(s.outputs.at("source") == "release");
+  CHECK(has(s.out, "from release v" + version + ", sha256"));
+  CHECK(slurp(s.outputs.at("gate")) == slurp(asset));
 }
 
 TEST_CASE(
@@ -455,19 +472,13 @@ TEST_CASE(
                                          {"GATE_RELEASE_REF", sha},
                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
   Step s = run_step(tmp.path(), "fetch", env);
-  INFO(s.out << s.err);
-  CHECK(s.exit_code == 0);
+  check_release(s, version, asset);
   CHECK(has(s.out, "gate action: commit " + commit + ": looking for it in release v" + version));
-  CHECK(s.outputs["source"] == "release");
-  CHECK(has(s.out, "from release v" + version + ", sha256"));
-  CHECK(slurp(s.outputs["gate"]) == slurp(asset));
 
   // No ref (uses: ./): the checkout's commit decides the same way.
   env["GATE_RELEASE_REF"] = "";
   env["GATE_ACTION_COMMIT"] = sha;
-  Step local = run_step(tmp.path(), "fetch", env);
-  INFO(local.out << local.err);
-  CHECK(local.outputs["source"] == "release");
+  check_release(run_step(tmp.path(), "fetch", env), version, asset);
 
   // A commit the release was not built from is built from source, and the
   // downloaded binary does not stay behind.
@@ -503,16 +514,8 @@ TEST_CASE(
 // then what it printed (stdout and stderr).
 std::pair<int, std::string> deps_for(const fs::path& dir, const std::string& os) {
   spit(dir / "os-release", os);
-  const std::string command = "GATE_OS_RELEASE=" + quoted((dir / "os-release").string()) + " bash " +
-                              quoted((source_dir() / ".ci" / "deps").string()) + " --print 2>&1";
-  FILE* p = ::popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string text;
-  char buf[512];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-    text.append(buf, n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+  return capture("GATE_OS_RELEASE=" + quoted((dir / "os-release").string()) + " bash " +
+                 quoted((source_dir() / ".ci" / "deps").string()) + " --print 2>&1");
 }
 
 TEST_CASE("the build path's packages: Debian 12's Boost 1.81 packages, the plain names on Debian 13 and "
@@ -594,12 +597,8 @@ TEST_CASE("fetch: a major tag (v0, v1) downloads the release its CMakeLists.txt 
                                          {"GATE_RELEASE_REF", major},
                                          {"RUNNER_TEMP", (tmp.path() / "runner").string()}};
   Step s = run_step(tmp.path(), "fetch", env);
-  INFO(s.out << s.err);
-  CHECK(s.exit_code == 0);
+  check_release(s, version, asset);
   CHECK(has(s.out, "gate action: " + major + " is gate " + version));
-  CHECK(s.outputs["source"] == "release");
-  CHECK(has(s.out, "from release v" + version + ", sha256"));
-  CHECK(slurp(s.outputs["gate"]) == slurp(asset));
 
   // A major tag moved to another major's commit is a maintainer's mistake: said, never guessed around.
   env["GATE_RELEASE_REF"] = "v98";
