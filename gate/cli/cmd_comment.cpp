@@ -60,7 +60,9 @@ int cmd_comment(const Args& args) {
                                                  "the verdict JSON (gate check --json); its Markdown is read "
                                                  "from the .md file beside it unless --markdown is given")(
       "markdown", po::value<std::string>(), "the Markdown verdict to post")(
-      "pr", po::value<std::int64_t>(), "the pull request number (default: from GITHUB_EVENT_PATH)")(
+      "pr", po::value<std::int64_t>(),
+      "the pull request number (default: from GITHUB_EVENT_PATH); in a workflow_run job, posted to only "
+      "when that PR's head is the run's commit")(
       "id", po::value<std::string>()->default_value("verdict"),
       "which gate comment to keep updated (one per id, e.g. per suite)");
   po::variables_map vm;
