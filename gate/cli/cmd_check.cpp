@@ -21,8 +21,9 @@ int cmd_check(const Args& args) {
   desc.add_options()("baseline,b", po::value<std::string>(),
                      "the baseline (default: `baseline` in gate.yaml)")(
       "confirm", po::value<int>(),
-      "when the verdict is in doubt, N fresh runs per side of the tasks that decide it (default: "
-      "confirm.runs; 0 = off)");
+      "when the verdict is in doubt (inconclusive, a row crossed without significance, a flipped task), "
+      "at least N fresh runs per side of the tasks that decide it (default: confirm.runs, for a verdict "
+      "left undecided, not for flips alone; 0 = off)");
   add_compare_options(desc);
   po::variables_map vm;
   if (!parse_options(args, desc, vm, "gate check [--config gate.yaml] [options]")) return 0;
@@ -53,7 +54,8 @@ int cmd_check(const Args& args) {
   if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
   if (!run.remote_failure.empty()) v.warnings.push_back(run.remote_failure);
   ConfirmRequest ask{confirm_runs.value_or(run.config.confirm.runs), run.config.confirm.max_calls,
-                     confirm_runs.has_value()};
+                     confirm_runs.has_value(),
+                     confirm_runs.has_value() || run.config.confirm.when == "flips"};
   const int confirm_code = confirm(v, base, *run.report, run, ask, vm.count("quiet") != 0);
   const int code = emit_verdict(v, base, *run.report, vm, verdict_files(vm, run.config.outputs.dir));
   return confirm_code != 0 ? confirm_code : code;

@@ -83,11 +83,15 @@ void execute_side(const SideRuns& side, const config::Config& cfg, cache::Store*
 compare::ConfirmCounts counts_of(const std::string& id, const Made& base, const Made& cur) {
   compare::ConfirmCounts c;
   c.id = id;
-  auto count = [](const Made& m, const std::string& task, std::int64_t& passed, std::int64_t& runs) {
+  auto count = [&c](const Made& m, const std::string& task, std::int64_t& passed, std::int64_t& runs) {
     auto it = m.tasks.find(task);
     if (it == m.tasks.end()) return;
     for (const results::Run& r : it->second.runs) {
-      if (r.errored()) continue; // neither a pass nor a fail
+      if (r.errored()) { // neither a pass nor a fail: counted apart
+        ++c.errored;
+        if (c.error.empty()) c.error = r.error;
+        continue;
+      }
       ++runs;
       passed += r.passed ? 1 : 0;
     }
@@ -106,11 +110,19 @@ std::string record_command(const RunResult& run, const ConfirmRequest& ask) {
   return cmd;
 }
 
+// Why no fresh call can be made ("" when one can): replay-only, or no key.
+std::string no_fresh_calls(const config::Config& cfg) {
+  if (cfg.cache.mode == config::CacheMode::replay_only) return "replay-only";
+  const std::string& var = cfg.model.api_key_env;
+  if (!var.empty() && process_env().get(var).empty()) return "no key ($" + var + " is not set)";
+  return "";
+}
+
 } // namespace
 
 int confirm(compare::Verdict& v, const report::Report& baseline, const report::Report& current,
             const RunResult& run, const ConfirmRequest& ask, bool quiet) {
-  if (ask.runs <= 0 || run.suite == nullptr || !compare::needs_confirmation(v)) return 0;
+  if (ask.runs <= 0 || run.suite == nullptr || !compare::needs_confirmation(v, ask.flips)) return 0;
   const config::Config& cfg = run.config;
   std::map<std::string_view, const suite::Case*> cases;
   for (const suite::Case& c : run.suite->cases)
@@ -145,8 +157,9 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
                               [](const check::Check& k) { return k.type == check::Type::llm_judge; }));
     return c;
   };
-  const compare::ConfirmPlan plan =
-      compare::plan_confirmation(baseline, current, ask.runs, ask.max_calls, about);
+  const compare::ConfirmPlan plan = compare::plan_confirmation(
+      baseline, current, {ask.runs, ask.max_calls, compare::confirmation_level(v), v.max_errored_runs_pct},
+      about);
   std::sort(not_resendable.begin(), not_resendable.end());
   if (!not_resendable.empty())
     v.warnings.push_back(
@@ -162,7 +175,20 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
   }
 
   config::Config fresh = cfg;
-  fresh.runs = ask.runs;
+  fresh.runs = plan.runs;
+  // A default confirmation (no --confirm) never stops a check that cannot
+  // call the model (CI replay-only, the hook, no key): it replays what is
+  // recorded and otherwise leaves the verdict in doubt, naming the command
+  // that records the runs. --confirm asked for the runs: then it is exit 4.
+  const std::string cannot_call = no_fresh_calls(cfg);
+  if (!cannot_call.empty() && !ask.from_flag) {
+    if (!store) {
+      v.warnings.push_back("confirmation not run: " + cannot_call +
+                           " and cache.mode off; decide the doubt with: " + record_command(run, ask));
+      return 0;
+    }
+    fresh.cache.mode = config::CacheMode::replay_only;
+  }
   SideRuns base_side, cur_side;
   for (const compare::ConfirmPick& p : plan.picks) {
     const suite::Case* c = cases.at(p.id);
@@ -173,7 +199,7 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
     cur_side.first_replica.push_back(p.current_first_replica);
   }
   if (!quiet)
-    std::cerr << "gate: confirming: " << plan.picks.size() << " tasks × " << ask.runs
+    std::cerr << "gate: confirming: " << plan.picks.size() << " tasks × " << plan.runs
               << " fresh runs per side (at most " << plan.calls << " calls)\n";
   net::LazyClient client(fresh.model, process_env());
   const std::optional<cache::Store> trusted = open_trusted(run.trusted_cache);
@@ -205,15 +231,13 @@ int confirm(compare::Verdict& v, const report::Report& baseline, const report::R
     list("current", cur_made.misses);
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    compare::confirmation_needs_calls(v, plan, ask.runs, ask.max_calls, std::move(missing),
-                                      record_command(run, ask));
-    return static_cast<int>(Exit::cache_miss);
+    compare::confirmation_needs_calls(v, plan, std::move(missing), record_command(run, ask));
+    return ask.from_flag ? static_cast<int>(Exit::cache_miss) : 0;
   }
   std::vector<compare::ConfirmCounts> counts;
   for (const compare::ConfirmPick& p : plan.picks)
     counts.push_back(counts_of(p.id, base_made, cur_made));
-  compare::apply_confirmation(v, plan, std::move(counts), ask.runs, ask.max_calls,
-                              base_made.calls + cur_made.calls,
+  compare::apply_confirmation(v, plan, std::move(counts), base_made.calls + cur_made.calls,
                               base_made.tokens_known && cur_made.tokens_known
                                   ? std::optional<std::int64_t>(base_made.tokens + cur_made.tokens)
                                   : std::nullopt);

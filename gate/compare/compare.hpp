@@ -120,12 +120,16 @@ struct Confirmation {
     confirmed,   // the fresh runs show the selected tasks worse: the verdict failed
     dismissed,   // they do not: the doubt was noise
     needs_calls, // replay-only and not recorded: `missing` lists the runs, `command` records them
+    incomplete,  // some fresh runs errored and the rest showed no regression: the doubt stands
+    unmeasured,  // more fresh runs errored than thresholds.max_errored_runs_pct: could not measure
   };
   State state = State::dismissed;
   int runs = 0;                   // fresh runs per side per task
   std::int64_t max_calls = 0;     // the budget
   std::int64_t planned_calls = 0; // what the picked tasks may use, at most max_calls
   std::int64_t calls = 0;         // fresh calls made (replayed ones are free)
+  std::int64_t errored = 0;       // fresh runs that errored: neither a pass nor a fail
+  std::string error;              // the first of their errors
   // Their tokens; absent when a fresh call's provider reported no usage
   // (never a 0 for "unknown").
   std::optional<std::int64_t> tokens;

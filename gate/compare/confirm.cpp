@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/math/distributions/hypergeometric.hpp>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -58,19 +59,23 @@ const char* to_string(Confirmation::State s) {
   case Confirmation::State::confirmed: return "confirmed";
   case Confirmation::State::dismissed: return "dismissed";
   case Confirmation::State::needs_calls: return "needs calls";
+  case Confirmation::State::incomplete: return "incomplete";
+  case Confirmation::State::unmeasured: return "could not measure";
   }
   return "?";
 }
 
-bool needs_confirmation(const Verdict& v) {
+bool needs_confirmation(const Verdict& v, bool flips) {
   if (v.status == Status::failed || v.status == Status::unmeasured) return false;
-  if (v.status == Status::inconclusive || v.flips > 0) return true;
-  return std::any_of(v.metrics.begin(), v.metrics.end(),
-                     [](const MetricRow& r) { return r.gated && r.crossed && !r.significant; });
+  if (v.status == Status::inconclusive) return true;
+  if (std::any_of(v.metrics.begin(), v.metrics.end(),
+                  [](const MetricRow& r) { return r.gated && r.crossed && !r.significant; }))
+    return true;
+  return flips && v.flips > 0;
 }
 
-ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Report& current, int runs,
-                              std::int64_t max_calls,
+ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Report& current,
+                              const ConfirmAsk& ask,
                               const std::function<Confirmable(const std::string& id)>& about) {
   std::map<std::string_view, const results::Task*> base;
   for (const auto& t : baseline.tasks)
@@ -85,20 +90,20 @@ ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Repo
     // known, has no single request to send again.
     if (b.fingerprint.empty() || a.fingerprint.empty()) continue;
     if (b.fingerprint == a.fingerprint) continue;
-    const double fall = static_cast<double>(b.passed) / static_cast<double>(b.measured) -
-                        static_cast<double>(a.passed) / static_cast<double>(a.measured);
-    if (fall <= 0) continue;
+    ConfirmPick p;
+    p.baseline_rate = static_cast<double>(b.passed) / static_cast<double>(b.measured);
+    p.current_rate = static_cast<double>(a.passed) / static_cast<double>(a.measured);
+    p.difference = p.baseline_rate - p.current_rate;
+    if (p.difference <= 0) continue;
     const Confirmable c = about(t.id);
     if (!c.resendable) continue;
-    ConfirmPick p;
     p.id = t.id;
     p.flipped = b.passed == b.measured && a.passed < a.measured;
-    p.difference = fall;
+    p.calls_per_run = std::max(1, c.calls_per_run);
     p.baseline_fingerprint = b.fingerprint;
     p.current_fingerprint = a.fingerprint;
     p.baseline_first_replica = b.next_replica;
     p.current_first_replica = a.next_replica;
-    p.calls = 2 * static_cast<std::int64_t>(runs) * std::max(1, c.calls_per_run);
     candidates.push_back(std::move(p));
   }
   std::sort(candidates.begin(), candidates.end(), [](const ConfirmPick& x, const ConfirmPick& y) {
@@ -106,17 +111,43 @@ ConfirmPlan plan_confirmation(const report::Report& baseline, const report::Repo
     if (x.flipped != y.flipped) return x.flipped;
     return x.id < y.id;
   });
-  ConfirmPlan plan;
-  for (auto& p : candidates) {
-    if (plan.calls + p.calls > max_calls) {
-      plan.left_out.push_back(p.id);
-      continue;
+  // The candidates that fit at `runs` per side, in order.
+  auto fit = [&](int runs) {
+    ConfirmPlan plan;
+    plan.runs = runs;
+    plan.ask = ask;
+    for (ConfirmPick p : candidates) {
+      p.calls = 2 * static_cast<std::int64_t>(runs) * p.calls_per_run;
+      if (plan.calls + p.calls > ask.max_calls) {
+        plan.left_out.push_back(p.id);
+        continue;
+      }
+      plan.calls += p.calls;
+      plan.picks.push_back(std::move(p));
     }
-    plan.calls += p.calls;
-    plan.picks.push_back(std::move(p));
+    std::sort(plan.left_out.begin(), plan.left_out.end());
+    return plan;
+  };
+  for (int runs = ask.runs; runs <= std::max(ask.runs, k_max_confirm_runs); ++runs) {
+    ConfirmPlan plan = fit(runs);
+    if (plan.picks.empty()) break;
+    if (decides_at(plan.picks, runs, ask.level)) return plan;
   }
-  std::sort(plan.left_out.begin(), plan.left_out.end());
-  return plan;
+  return fit(ask.runs);
+}
+
+bool decides_at(const std::vector<ConfirmPick>& picks, int runs, double level) {
+  std::vector<ConfirmCounts> expected;
+  for (const ConfirmPick& p : picks) {
+    auto scaled = [runs](double rate) { return static_cast<std::int64_t>(std::lround(rate * runs)); };
+    ConfirmCounts c;
+    c.id = p.id;
+    c.baseline_passed = std::max<std::int64_t>(0, scaled(p.baseline_rate) - 1);
+    c.baseline_runs = c.current_runs = runs;
+    c.current_passed = scaled(p.current_rate);
+    expected.push_back(std::move(c));
+  }
+  return stratified_exact_p(expected) <= level;
 }
 
 double stratified_exact_p(const std::vector<ConfirmCounts>& tasks) {
@@ -155,31 +186,54 @@ double confirmation_level(const Verdict& v) {
   return v.alpha / static_cast<double>(gated + 1);
 }
 
-void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<ConfirmCounts> fresh, int runs,
-                        std::int64_t max_calls, std::int64_t calls_made, std::optional<std::int64_t> tokens) {
+void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<ConfirmCounts> fresh,
+                        std::int64_t calls_made, std::optional<std::int64_t> tokens) {
   Confirmation c;
-  c.runs = runs;
-  c.max_calls = max_calls;
+  c.runs = plan.runs;
+  c.max_calls = plan.ask.max_calls;
   c.planned_calls = plan.calls;
   c.calls = calls_made;
   c.tokens = tokens;
   c.left_out = plan.left_out;
-  c.level = confirmation_level(v);
+  c.level = plan.ask.level;
   c.p_value = stratified_exact_p(fresh);
   std::vector<std::string> worse;
+  std::int64_t measured = 0;
   for (const ConfirmCounts& f : fresh) {
     ConfirmedTask t{f.id, f.baseline_passed, f.baseline_runs, f.current_passed, f.current_runs, false};
     t.worse = f.baseline_runs > 0 && f.current_runs > 0 &&
               f.baseline_passed * f.current_runs > f.current_passed * f.baseline_runs;
     if (t.worse) worse.push_back(f.id);
     c.tasks.push_back(std::move(t));
+    measured += f.baseline_runs + f.current_runs;
+    c.errored += f.errored;
+    if (c.error.empty()) c.error = f.error;
   }
   const std::string tested = std::to_string(fresh.size()) + " task" + (fresh.size() == 1 ? "" : "s") + " × " +
-                             std::to_string(runs) + " fresh runs per side";
+                             std::to_string(plan.runs) + " fresh runs per side";
+  const std::int64_t made = measured + c.errored;
+  const std::string errored = std::to_string(c.errored) + " of " + std::to_string(made) +
+                              " fresh runs errored (" + (c.error.empty() ? "no error text" : c.error) + ")";
+  if (made > 0 &&
+      100.0 * static_cast<double>(c.errored) / static_cast<double>(made) > plan.ask.max_errored_pct) {
+    // As for the main run: too few answers to stand for the tasks.
+    c.state = Confirmation::State::unmeasured;
+    v.confirmation = std::move(c);
+    v.reasons.push_back("confirmation runs: " + errored + ", above thresholds.max_errored_runs_pct " +
+                        fixed(plan.ask.max_errored_pct, 1));
+    detail::could_not_measure(v);
+    return;
+  }
   if (c.p_value <= c.level) {
     c.state = Confirmation::State::confirmed;
     v.reasons.push_back("confirmed by " + tested + " (stratified exact p " + number3(c.p_value) +
                         " ≤ level " + number3(c.level) + "): worse on " + detail::join(worse, ", "));
+  } else if (c.errored > 0) {
+    // An errored run might have been the evidence: no dismissal on a part.
+    c.state = Confirmation::State::incomplete;
+    const std::string doubt = "confirmation incomplete: " + errored + "; the rest show no regression (p " +
+                              number3(c.p_value) + "), which cannot dismiss the doubt: run gate check again";
+    (v.status == Status::inconclusive ? v.inconclusive : v.warnings).push_back(doubt);
   } else {
     c.state = Confirmation::State::dismissed;
     if (plan.left_out.empty()) {
@@ -190,7 +244,7 @@ void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<Confirm
       v.inconclusive.push_back("confirmation covered " + std::to_string(plan.picks.size()) + " of " +
                                std::to_string(plan.picks.size() + plan.left_out.size()) +
                                " tasks whose success fell and found no regression (p " + number3(c.p_value) +
-                               "); raise confirm.max_calls (" + std::to_string(max_calls) +
+                               "); raise confirm.max_calls (" + std::to_string(plan.ask.max_calls) +
                                ") to cover the rest");
     }
   }
@@ -198,14 +252,15 @@ void apply_confirmation(Verdict& v, const ConfirmPlan& plan, std::vector<Confirm
   decide(v);
 }
 
-void confirmation_needs_calls(Verdict& v, const ConfirmPlan& plan, int runs, std::int64_t max_calls,
-                              std::vector<std::string> missing, std::string command) {
+void confirmation_needs_calls(Verdict& v, const ConfirmPlan& plan, std::vector<std::string> missing,
+                              std::string command) {
+  const int runs = plan.runs;
   Confirmation c;
   c.state = Confirmation::State::needs_calls;
   c.runs = runs;
-  c.max_calls = max_calls;
+  c.max_calls = plan.ask.max_calls;
   c.planned_calls = plan.calls;
-  c.level = confirmation_level(v);
+  c.level = plan.ask.level;
   c.left_out = plan.left_out;
   for (const ConfirmPick& p : plan.picks)
     c.tasks.push_back({p.id, 0, 0, 0, 0, false});

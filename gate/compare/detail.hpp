@@ -117,4 +117,7 @@ std::string headline(const Verdict& v, const std::vector<std::string>& route_fie
 // A side whose runs mostly errored: the verdict that says so (exit cannot_run).
 Verdict unmeasured_verdict(Verdict v, const report::Report& baseline, const report::Report& current);
 
+// Status unmeasured, exit cannot_run, and the headline from v.reasons.
+void could_not_measure(Verdict& v);
+
 } // namespace gate::compare::detail

@@ -156,7 +156,8 @@ Route modal_route(const report::Report& r) {
       ++by_object[&report::route_of(r, run)];
   std::vector<std::pair<const Route*, std::int64_t>> merged;
   for (const auto& [route, count] : by_object) {
-    auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& m) { return *m.first == *route; });
+    const Route* here = route; // clang 14 captures no structured binding
+    auto it = std::find_if(merged.begin(), merged.end(), [here](const auto& m) { return *m.first == *here; });
     if (it == merged.end())
       merged.emplace_back(route, count);
     else
@@ -305,9 +306,13 @@ std::string headline(const Verdict& v, const std::vector<std::string>& route_fie
   return h + partial;
 }
 
-Verdict unmeasured_verdict(Verdict v, const report::Report& baseline, const report::Report& current) {
+void could_not_measure(Verdict& v) {
   v.status = Status::unmeasured;
   v.exit = Exit::cannot_run;
+  v.headline = "⛔ gate could not measure: " + join(v.reasons, "; ");
+}
+
+Verdict unmeasured_verdict(Verdict v, const report::Report& baseline, const report::Report& current) {
   const report::Measured mb = report::measured(baseline), ma = report::measured(current);
   const double max_pct = v.max_errored_runs_pct;
   auto side = [&](const char* name, const report::Report& r, const report::Measured& m) {
@@ -318,7 +323,7 @@ Verdict unmeasured_verdict(Verdict v, const report::Report& baseline, const repo
   };
   side("current report", current, ma);
   side("baseline", baseline, mb);
-  v.headline = "⛔ gate could not measure: " + join(v.reasons, "; ");
+  could_not_measure(v);
   return v;
 }
 

@@ -105,8 +105,12 @@ struct Thresholds {
 // Confirmation runs (METRICS.md "Confirmation"): when `gate check`'s
 // verdict is in doubt, fresh runs of both sides of the tasks that decide it.
 struct ConfirmConfig {
-  int runs = 0;                 // fresh runs per side per task; 0 = off
+  int runs = 3;                 // the fewest fresh runs per side per task; 0 = off
   std::int64_t max_calls = 200; // the most fresh calls one confirmation makes
+  // undecided: a verdict the first comparison left undecided (inconclusive,
+  // or a gated row crossed its threshold without significance); flips: also
+  // any flipped task, as --confirm does. docs/metrics.md "Confirmation".
+  std::string when = "undecided";
 };
 
 struct Outputs {

@@ -310,8 +310,10 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.thresholds.max_errored_runs_pct; }, {.range = {0, 100, false}}));
   r.push_back(make("thresholds.on_inconclusive", Kind::choice, "when no change could be significant (too few changed tasks): pass, warn (exit 0 with a warning) or fail (exit 1)",
       [](auto& c) -> auto& { return c.thresholds.on_inconclusive; }, {.choices = {"pass", "warn", "fail"}}));
-  r.push_back(make("confirm.runs", Kind::integer, "gate check: when the verdict is in doubt, this many fresh runs per side of the tasks that decide it; 0 = off",
+  r.push_back(make("confirm.runs", Kind::integer, "gate check: at least this many fresh runs per side of the tasks that decide a verdict in doubt (more, up to 10, where fewer could not decide); 0 = off",
       [](auto& c) -> auto& { return c.confirm.runs; }, {.range = {0, 100}, .reported = false}));
+  r.push_back(make("confirm.when", Kind::choice, "gate check: which verdicts are confirmed: undecided (inconclusive, or a gated row crossed its threshold without significance) or flips (also any flipped task, as --confirm N)",
+      [](auto& c) -> auto& { return c.confirm.when; }, {.choices = {"undecided", "flips"}, .reported = false}));
   r.push_back(make("confirm.max_calls", Kind::integer, "the most fresh calls one confirmation makes, both sides and judge calls included",
       [](auto& c) -> auto& { return c.confirm.max_calls; }, {.range = {1, 1000000}, .reported = false}));
   r.push_back(make("baseline", Kind::path, "baseline report to compare with; \"\" or null = none",

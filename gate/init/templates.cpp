@@ -53,6 +53,12 @@ model:
 cache:
   dir: evals/cache   # recorded answers: commit them, so CI and the pre-push hook replay offline
 baseline: baselines/support.json
+confirm:
+  # Six tasks are too few for any change to be significant on its own: when
+  # gate check is undecided and the key is exported, it re-asks the tasks
+  # that got worse, old and new prompt, and decides on those fresh runs.
+  runs: 3           # at least 3 fresh runs a side (more, up to 10, where needed); 0 = off
+  max_calls: 200    # the most fresh calls one confirmation makes
 outputs:
   dir: .gate/out   # reports of local runs; not for committing
 )";

@@ -219,12 +219,9 @@ void confirmation_section(const compare::Verdict& v, std::string& out) {
   }
   char p[64];
   std::snprintf(p, sizeof p, "%.3g, level %.3g", c.p_value, c.level);
-  out += std::string(c.state == compare::Confirmation::State::confirmed
-                         ? "<strong>Confirmed</strong>"
-                         : "<strong>Dismissed as noise</strong>") +
-         ": " + std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
-         " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
-         std::to_string(c.max_calls) + " calls, " +
+  out += "<strong>" + text(confirmation_outcome(c)) + "</strong>: " + std::to_string(c.tasks.size()) +
+         " tasks × " + std::to_string(c.runs) + " fresh runs per side (stratified exact p " + p + "); " +
+         std::to_string(c.calls) + " of at most " + std::to_string(c.max_calls) + " calls, " +
          (c.tokens ? std::to_string(*c.tokens) : std::string("n/a")) + " tokens.</p>\n";
   out += "<table>\n<thead><tr><th>Task</th><th>Baseline (fresh)</th><th>Current (fresh)</th><th></th></tr>"
          "</thead>\n<tbody>\n";

@@ -26,6 +26,20 @@ std::string plural(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + ' ' + (n == 1 ? one : many);
 }
 
+std::string confirmation_outcome(const compare::Confirmation& c) {
+  using State = compare::Confirmation::State;
+  const std::string errored = std::to_string(c.errored) + " fresh " + (c.errored == 1 ? "run" : "runs") +
+                              " errored" + (c.error.empty() ? "" : " (" + c.error + ")");
+  switch (c.state) {
+  case State::confirmed: return c.errored > 0 ? "Confirmed, though " + errored : "Confirmed";
+  case State::dismissed: return "Dismissed as noise";
+  case State::incomplete: return "Incomplete: " + errored + "; the doubt stands";
+  case State::unmeasured: return "Could not measure: " + errored;
+  case State::needs_calls: return "Not run: the runs are not recorded";
+  }
+  return "?";
+}
+
 std::string md_row(std::initializer_list<std::string> cells) {
   std::string row = "|";
   for (const auto& c : cells)

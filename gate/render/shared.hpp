@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <gate/compare/compare.hpp>
+
 // What several of gate's documents print the same way: one definition each,
 // so the Markdown verdict, the report summary, the ranking and the HTML page
 // cannot drift apart (and the module builds as one translation unit).
@@ -28,6 +30,12 @@ std::string plural(std::int64_t n, const char* one, const char* many);
 
 // One Markdown table row from already escaped cells: "| a | b |\n".
 std::string md_row(std::initializer_list<std::string> cells);
+
+// What a confirmation that ran decided, as plain text to be escaped:
+// "Confirmed", "Dismissed as noise", "Incomplete: 2 of 18 fresh runs
+// errored (HTTP 500 …)" or "Could not measure: …". Never "dismissed" for a
+// confirmation whose runs errored.
+std::string confirmation_outcome(const compare::Confirmation& c);
 
 // How a number's unit follows it in plain text: "12.5%", "12.5 pp".
 std::string unit_suffix(const std::string& unit);

@@ -125,6 +125,8 @@ void confirmation(const compare::Confirmation& c, Writer& o) {
   o.integer("max_calls", c.max_calls);
   o.integer("planned_calls", c.planned_calls);
   o.integer("calls", c.calls);
+  o.integer("errored", c.errored);
+  o.str("error", c.error);
   o.integer("tokens", c.tokens);
   o.num("p_value", c.p_value);
   o.num("level", c.level);

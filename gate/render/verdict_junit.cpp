@@ -109,6 +109,11 @@ std::string confirmation_case(const compare::Confirmation& c) {
            xml_text(body) + "</failure>";
   else if (c.state == State::needs_calls)
     out += "<skipped message=\"" + xml_escape("not run: replay-only; record with " + c.command) + "\"/>";
+  else if (c.state == State::unmeasured)
+    out += "<error type=\"unmeasured\" message=\"" + xml_escape(confirmation_outcome(c)) + "\">" +
+           xml_text(body) + "</error>";
+  else if (c.state == State::incomplete)
+    out += "<skipped message=\"" + xml_escape(confirmation_outcome(c)) + "\"/>";
   else
     out += "<system-out>" + xml_text("dismissed as noise\n" + body) + "</system-out>";
   return out + "\n    </testcase>\n";
@@ -123,17 +128,22 @@ std::string verdict_junit(const Verdict& v) {
   for (const TaskDiff& t : v.tasks)
     failures += t.regressed;
   const bool confirmed = v.confirmation && v.confirmation->state == compare::Confirmation::State::confirmed;
+  // Confirmation runs that were not made, or errored, decided nothing.
   const bool unconfirmed =
-      v.confirmation && v.confirmation->state == compare::Confirmation::State::needs_calls;
+      v.confirmation && (v.confirmation->state == compare::Confirmation::State::needs_calls ||
+                         v.confirmation->state == compare::Confirmation::State::incomplete);
   failures += confirmed;
   // A verdict that could not measure, or could not decide, is one more
   // test case: a JUnit reader must never see "all passed" for it.
   const bool unmeasured = v.status == compare::Status::unmeasured;
   const bool inconclusive = v.status == compare::Status::inconclusive;
+  const bool confirmation_unmeasured =
+      v.confirmation && v.confirmation->state == compare::Confirmation::State::unmeasured;
   const std::size_t tests =
       v.metrics.size() + v.tasks.size() + (unmeasured || inconclusive ? 1 : 0) + (v.confirmation ? 1 : 0);
   std::string counts = " tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
-                       "\" errors=\"" + (unmeasured ? "1" : "0") + "\"";
+                       "\" errors=\"" +
+                       std::to_string((unmeasured ? 1 : 0) + (confirmation_unmeasured ? 1 : 0)) + "\"";
   std::string out;
   out.reserve(2048 + v.tasks.size() * 512);
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -412,8 +412,8 @@ void confirmation(const Verdict& v, Budget& b) {
   char p[64];
   std::snprintf(p, sizeof p, "%.3g, level %.3g", c.p_value, c.level);
   s.title +=
-      std::string(c.state == State::confirmed ? "**Confirmed**" : "**Dismissed as noise**") + ": " +
-      std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
+      "**" + md_cell(truncate_utf8(confirmation_outcome(c), k_line_bytes)) +
+      "**: " + std::to_string(c.tasks.size()) + " tasks × " + std::to_string(c.runs) +
       " fresh runs per side (stratified exact p " + p + "); " + std::to_string(c.calls) + " of at most " +
       std::to_string(c.max_calls) + " calls, " + (c.tokens ? std::to_string(*c.tokens) : std::string("n/a")) +
       " tokens" +

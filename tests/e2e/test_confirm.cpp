@@ -79,9 +79,11 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   const auto before = upstream.requests();
   CHECK(before == 45);
 
-  // Without confirmation: the first comparison cannot decide.
+  // Without confirmation (--confirm 0; it is on by default): the first
+  // comparison cannot decide.
   Result plain =
-      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet", "--confirm", "0"},
+               tmp.path(), k_key);
   INFO(plain.out << plain.err);
   CHECK(plain.exit_code == 0);
   CHECK(has(plain.out, "⚠ gate inconclusive"));
@@ -149,7 +151,8 @@ TEST_CASE(
   const fs::path config = recorded_suite(tmp.path(), upstream);
   // The current side recorded once, so that only the confirmation needs calls.
   Result plain =
-      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet", "--confirm", "0"},
+               tmp.path(), k_key);
   REQUIRE(plain.exit_code == 0);
 
   // Replay-only: the runs are not recorded, so the verdict lists them (exit 4).
@@ -205,7 +208,8 @@ TEST_CASE("--trusted-cache holds the confirmation runs too: branch-supplied runs
   TempDir tmp;
   const fs::path config = recorded_suite(tmp.path(), upstream);
   Result plain =
-      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet"}, tmp.path(), k_key);
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet", "--confirm", "0"},
+               tmp.path(), k_key);
   INFO(plain.out << plain.err);
   REQUIRE(plain.exit_code == 0);
   // The base branch's cache: the baseline's and this branch's first runs.
@@ -251,4 +255,51 @@ TEST_CASE("--trusted-cache holds the confirmation runs too: branch-supplied runs
   CHECK(has(refused.err, "1 replayed cache entry differs from the trusted cache trusted: " +
                              rewritten->string() + " (task"));
   CHECK_FALSE(fs::exists(tmp.path() / "ci" / "v.json")); // nothing judged
+}
+
+TEST_CASE("an outage during confirmation never dismisses the doubt: every fresh call a 500 is exit 3") {
+  gate::testing::FakeUpstream upstream(breaks_five());
+  upstream.start();
+  TempDir tmp;
+  const fs::path config = recorded_suite(tmp.path(), upstream);
+  // No retries, so that the outage costs no backoff; the current side is
+  // recorded once, so that only the confirmation calls the model.
+  std::string text = slurp(config);
+  text.replace(text.find("  temperature: 0\n"), 16, "  temperature: 0\n  max_retries: 0\n");
+  spit(config, text);
+  Result plain =
+      run_gate({"check", "--config", config.string(), "--out", "plain", "--quiet", "--confirm", "0"},
+               tmp.path(), k_key);
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.exit_code == 0);
+  const unsigned short port = upstream.port();
+  upstream.stop();
+  gate::testing::Script down;
+  gate::testing::Fault all;
+  all.times = 1000000; // every request: HTTP 500
+  down.faults.push_back(all);
+  gate::testing::FakeUpstream outage(down);
+  outage.start(port);
+
+  for (const std::string on_inconclusive : {"warn", "fail"}) {
+    CAPTURE(on_inconclusive);
+    const std::string out = "o-" + on_inconclusive;
+    spit(config, text + "thresholds:\n  on_inconclusive: " + on_inconclusive + "\n");
+    Result r = run_gate({"check", "--config", config.string(), "--out", out, "--json", out + "/v.json",
+                         "--junit", out + "/v.xml", "--markdown", out + "/v.md"},
+                        tmp.path(), k_key);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(has(r.out, "could not measure"));
+    CHECK(has(r.out, "confirmation runs: 30 of 30 fresh runs errored"));
+    CHECK(r.out.find("dismissed") == std::string::npos);
+    const auto v = read_json(tmp.path() / out / "v.json");
+    CHECK(v.at("status") == "could not measure");
+    CHECK(v.at("confirmation").at("state") == "could not measure");
+    CHECK(v.at("confirmation").at("errored") == 30);
+    CHECK(slurp(tmp.path() / out / "v.md").find("Dismissed") == std::string::npos);
+    CHECK(has(slurp(tmp.path() / out / "v.xml"),
+              "<error type=\"unmeasured\" message=\"Could not measure: 30 fresh runs errored"));
+  }
+  CHECK(outage.requests() >= 60);
 }

@@ -84,6 +84,15 @@ std::string follow(const std::vector<std::string>& lines, const fs::path& work,
   return printed;
 }
 
+// An empty git repository at tmp/work whose origin is a bare tmp/remote.git.
+fs::path git_repo(const TempDir& tmp) {
+  const fs::path work = tmp.path() / "work";
+  fs::create_directories(work);
+  REQUIRE(sh(tmp.path(), "git init -q --bare remote.git").exit_code == 0);
+  REQUIRE(sh(work, "git init -q -b main && git remote add origin ../remote.git").exit_code == 0);
+  return work;
+}
+
 } // namespace
 
 TEST_CASE("gate init in an empty git repository, then its printed commands as printed: the gate passes, "
@@ -91,10 +100,7 @@ TEST_CASE("gate init in an empty git repository, then its printed commands as pr
   gate::testing::FakeUpstream upstream(gate::testing::parse_script(k_answers));
   upstream.start();
   TempDir tmp;
-  const fs::path work = tmp.path() / "work";
-  fs::create_directories(work);
-  REQUIRE(sh(tmp.path(), "git init -q --bare remote.git").exit_code == 0);
-  REQUIRE(sh(work, "git init -q -b main && git remote add origin ../remote.git").exit_code == 0);
+  const fs::path work = git_repo(tmp);
 
   Result init = run_gate({"init", "--base-url", upstream.base_url()}, work);
   INFO(init.out << init.err);
@@ -148,6 +154,83 @@ TEST_CASE("gate init in an empty git repository, then its printed commands as pr
 
   // The key went nowhere but the environment.
   CHECK(no_canary_in(tmp.path(), printed + init.out + push.out + blocked.out + pass.out, k_canary));
+}
+
+namespace {
+
+// Issue 27: each answer is right only while the system prompt still says
+// what it needs ("Policy:", and for returns its own line), so an edit of
+// prompts/support.md breaks exactly the tasks it takes the policy from.
+// The one-word intent answer needs no policy.
+const char* k_policy_answers = R"({"rules": [
+  {"match": "return a jacket", "body": "within 30 days of delivery", "answers": ["Hi Ann! You can return it within 30 days of delivery, with the receipt."]},
+  {"match": "see my refund", "body": "Policy:", "answers": ["Hi Ben, refunds reach your original payment method within 5-7 business days."]},
+  {"match": "thirty dollars", "body": "Policy:", "answers": ["$4.95"]},
+  {"match": "money back for order", "body": "Policy:", "answers": ["{\"intent\": \"refund\", \"order\": \"A-1001\"}"]},
+  {"match": "Where is my parcel", "answers": ["Shipping"]},
+  {"match": "ship to Canada", "body": "Policy:", "answers": ["Hi Femi! Yes: international orders arrive in 10-14 business days."]},
+  {"match": "", "answers": ["I am not sure, sorry."]}
+]})";
+
+} // namespace
+
+TEST_CASE("gate init's own suite closes: a prompt that breaks 5 of 6 tasks, or 1, fails gate check by "
+          "default, with the extra calls reported") {
+  gate::testing::FakeUpstream upstream(gate::testing::parse_script(k_policy_answers));
+  upstream.start();
+  TempDir tmp;
+  const fs::path work = git_repo(tmp);
+  Result init = run_gate({"init", "--base-url", upstream.base_url()}, work);
+  REQUIRE(init.exit_code == 0);
+  CHECK(has(slurp(work / "gate.yaml"), "confirm:\n"));
+  std::map<std::string, std::string> env;
+  const std::string printed = follow(printed_commands(init.out), work, env);
+  CHECK(has(printed, "support v1: success 100.0%"));
+  REQUIRE(upstream.requests() == 18);
+
+  // Gutted, as in the issue: the policy is gone, 5 of 6 tasks go 3/3 -> 0/3.
+  const fs::path prompt = work / "prompts" / "support.md";
+  const std::string original = slurp(prompt);
+  spit(prompt, "You are a helpful assistant talking to {{customer}}.\n");
+  // Without confirmation the first comparison cannot decide (what the issue saw).
+  Result plain = run_gate({"check", "--config", "gate.yaml", "--out", "plain", "--confirm", "0"}, work, env);
+  INFO(plain.out << plain.err);
+  CHECK(plain.exit_code == 0);
+  CHECK(has(plain.out, "⚠ gate inconclusive"));
+  CHECK(upstream.requests() == 18 + 18);
+  // By default: 5 tasks x 3 fresh runs x 2 sides, and the gate fails.
+  Result gutted =
+      run_gate({"check", "--config", "gate.yaml", "--out", "gutted", "--json", "gutted/v.json"}, work, env);
+  INFO(gutted.out << gutted.err);
+  CHECK(gutted.exit_code == 1);
+  CHECK(has(gutted.out, "❌ gate failed"));
+  CHECK(has(gutted.out, "confirmed by 5 tasks × 3 fresh runs per side"));
+  CHECK(upstream.requests() == 36 + 30);
+  const auto c = read_json(work / "gutted" / "v.json").at("confirmation");
+  CHECK(c.at("state") == "confirmed");
+  CHECK(c.at("calls") == 30);
+  CHECK(c.at("max_calls") == 200);
+  CHECK(c.at("errored") == 0);
+
+  // One task broken: the returns line is gone. One task cannot decide at 3
+  // runs a side; the default takes 6, still within its budget.
+  std::string one = original;
+  const std::size_t line = one.find("- Returns are accepted");
+  REQUIRE(line != std::string::npos);
+  one.erase(line, one.find('\n', line) + 1 - line);
+  spit(prompt, one);
+  Result single =
+      run_gate({"check", "--config", "gate.yaml", "--out", "one", "--json", "one/v.json"}, work, env);
+  INFO(single.out << single.err);
+  CHECK(single.exit_code == 1);
+  CHECK(has(single.out, "confirmed by 1 task × 6 fresh runs per side"));
+  CHECK(has(single.out, "worse on return-window"));
+  const auto c1 = read_json(work / "one" / "v.json").at("confirmation");
+  // 12 runs, 9 of them fresh: the baseline side's first 3 (same request,
+  // same replica indexes) were recorded by the check above and replay.
+  CHECK(c1.at("calls") == 9);
+  CHECK(c1.at("runs") == 6);
+  CHECK(no_canary_in(tmp.path(), printed + gutted.out + single.out, k_canary));
 }
 
 TEST_CASE("gate init --provider anthropic writes that provider's key variable and a config that loads") {

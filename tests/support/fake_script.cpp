@@ -37,7 +37,7 @@ const boost::json::array& array_field(const boost::json::object& o, std::string_
 
 Rule parse_rule(const boost::json::value& v, const std::string& where) {
   const auto& o = json::as_object(v, where);
-  check_keys(o, {"match", "answers", "tool_calls", "finish_reason", "shape"}, where);
+  check_keys(o, {"match", "answers", "tool_calls", "finish_reason", "shape", "body"}, where);
   Rule r;
   r.match = optional_string(o, "match", where);
   if (!o.contains("answers")) throw_bad_input(where + ": missing field \"answers\"");
@@ -48,6 +48,7 @@ Rule parse_rule(const boost::json::value& v, const std::string& where) {
   if (r.answers.empty()) throw_bad_input(where + ": \"answers\" must not be empty");
   r.finish_reason = optional_string(o, "finish_reason", where);
   r.shape = optional_string(o, "shape", where);
+  r.body = optional_string(o, "body", where);
   if (!r.shape.empty() && !known_shape(r.shape))
     throw_bad_input(where + ": \"shape\" must be \"refusal\", \"length\", \"content_filter\" or "
                             "\"bad_arguments\"");

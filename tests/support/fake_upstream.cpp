@@ -376,6 +376,7 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
   const Rule* matched = nullptr;
   for (const auto& rule : script.rules) {
     if (last_user.find(rule.match) == std::string::npos) continue;
+    if (!rule.body.empty() && raw.find(rule.body) == std::string::npos) continue;
     answer = rule.answers[occurrence % rule.answers.size()];
     matched = &rule;
     break;

@@ -11,10 +11,11 @@
 
 // A small OpenAI-compatible server for tests and benchmarks, on 127.0.0.1
 // with a port it picks. Deterministic: the answer to a request depends only
-// on its last user message and on how many times that exact request body
-// was answered before (the occurrence), so k identical requests get k
-// answers. Requests that drew a fault do not count, so a retried request
-// gets the answer it would have got without the fault.
+// on its last user message (and, for a rule with `body`, on the request
+// body) and on how many times that exact request body was answered before
+// (the occurrence), so k identical requests get k answers. Requests that
+// drew a fault do not count, so a retried request gets the answer it would
+// have got without the fault.
 //
 // A rule whose finish_reason is "content_filter" and whose answer is ""
 // answers with content null, as Azure's filter does.
@@ -40,6 +41,10 @@ struct Rule {
   // API: "refusal", "length", "content_filter" or "bad_arguments"
   // (fake_answers.hpp); tool_calls and finish_reason are not used.
   std::string shape = {};
+  // When set, the rule also needs this substring in the raw request body
+  // (a system prompt, an instruction), so that a prompt edit can change
+  // the answers to the same question.
+  std::string body = {};
 };
 
 struct Fault {

@@ -81,8 +81,9 @@ TEST_CASE("docs/suite-format.md documents exactly the check types of type_table(
     CHECK_MESSAGE(same, "docs/suite-format.md differs from type_table() for " << t.type << "; the row:\n"
                                                                               << row_text(t));
   }
-  for (const auto& [type, row] : docs)
-    CHECK_MESSAGE(find_type(type) != nullptr, "docs/suite-format.md lists an unknown check type: " << type);
+  for (const auto& row : docs)
+    CHECK_MESSAGE(find_type(row.first) != nullptr,
+                  "docs/suite-format.md lists an unknown check type: " << row.first);
   CHECK(docs.size() == type_table().size());
 }
 

@@ -19,9 +19,14 @@ Task sent(Task t, const std::string& fingerprint) {
 
 Confirmable resendable(const std::string&) { return {true, 1}; }
 
-ConfirmCounts counts(std::int64_t bp, std::int64_t bn, std::int64_t cp, std::int64_t cn) {
-  return {"t", bp, bn, cp, cn};
+ConfirmCounts counts(std::int64_t bp, std::int64_t bn, std::int64_t cp, std::int64_t cn,
+                     const std::string& id = "t") {
+  return {id, bp, bn, cp, cn, 0, ""};
 }
+
+// A plan at exactly `runs` per side: at level 1 any runs decide, so the plan
+// never raises them (the rule that does is tested on its own below).
+ConfirmAsk ask(int runs, std::int64_t max_calls) { return {runs, max_calls, 1.0, 5.0}; }
 
 } // namespace
 
@@ -46,93 +51,30 @@ TEST_CASE("stratified exact p: hand-computed hypergeometric convolutions") {
   CHECK_THROWS_AS(stratified_exact_p({counts(4, 3, 0, 3)}), gate::Error);
 }
 
-TEST_CASE("confirmation runs only when the verdict is in doubt") {
+TEST_CASE("confirmation runs only when the verdict is in doubt; flips alone only when asked") {
   Verdict v;
   v.status = Status::passed;
-  CHECK_FALSE(needs_confirmation(v));
+  CHECK_FALSE(needs_confirmation(v, true));
   v.flips = 1;
-  CHECK(needs_confirmation(v));
+  CHECK(needs_confirmation(v, true));
+  CHECK_FALSE(needs_confirmation(v, false)); // a flip alone: the first test could have decided
   v.flips = 0;
   v.metrics.push_back({});
   v.metrics.back().gated = v.metrics.back().crossed = true;
-  CHECK(needs_confirmation(v)); // crossed, not significant
+  CHECK(needs_confirmation(v, true)); // crossed, not significant
+  CHECK(needs_confirmation(v, false));
   v.metrics.back().significant = true;
-  CHECK_FALSE(needs_confirmation(v));
+  CHECK_FALSE(needs_confirmation(v, true));
   v.status = Status::inconclusive;
-  CHECK(needs_confirmation(v));
+  CHECK(needs_confirmation(v, true));
+  CHECK(needs_confirmation(v, false));
   v.status = Status::failed;
   v.flips = 3;
-  CHECK_FALSE(needs_confirmation(v));
+  CHECK_FALSE(needs_confirmation(v, true));
+  CHECK_FALSE(needs_confirmation(v, false));
   v.status = Status::unmeasured;
-  CHECK_FALSE(needs_confirmation(v));
-}
-
-TEST_CASE("the plan takes flipped tasks first, then the largest falls, within the budget") {
-  const Report base = report({sent(counted("a", 2, 3), "a0"), sent(counted("b", 3, 3), "b0"),
-                              sent(counted("c", 3, 3), "c0"), sent(counted("d", 3, 3), "same"),
-                              sent(counted("e", 1, 3), "e0"), sent(counted("f", 3, 3), "f0")});
-  const Report cur = report({sent(counted("a", 0, 3), "a1"), sent(counted("b", 2, 3), "b1"),
-                             sent(counted("c", 0, 3), "c1"), sent(counted("d", 0, 3), "same"),
-                             sent(counted("e", 2, 3), "e1"), sent(counted("f", 0, 4), "f1")});
-  auto about = [](const std::string& id) { return Confirmable{id != "f", id == "c" ? 2 : 1}; };
-  // c fell 1 (flipped; a judge check: 2 calls a run), a fell 2/3, b 1/3
-  // (flipped); d shares its request, e rose, f cannot be sent again.
-  ConfirmPlan plan = plan_confirmation(base, cur, 3, 1000, about);
-  REQUIRE(plan.picks.size() == 3);
-  CHECK(plan.picks[0].id == "c");
-  CHECK(plan.picks[0].calls == 12);
-  CHECK(plan.picks[0].flipped);
-  CHECK(plan.picks[1].id == "a");
-  CHECK(plan.picks[1].difference == doctest::Approx(2.0 / 3));
-  CHECK_FALSE(plan.picks[1].flipped);
-  CHECK(plan.picks[2].id == "b");
-  CHECK(plan.calls == 24);
-  CHECK(plan.picks[0].baseline_fingerprint == "c0");
-  CHECK(plan.picks[0].current_fingerprint == "c1");
-  // Fresh runs take the indexes after each side's own.
-  CHECK(plan.picks[0].baseline_first_replica == 3);
-  CHECK(plan.picks[0].current_first_replica == 3);
-  CHECK(plan.left_out.empty());
-
-  // 18 calls: c (12) fits, a (6) fits, b (6) does not.
-  plan = plan_confirmation(base, cur, 3, 18, about);
-  CHECK(plan.picks.size() == 2);
-  CHECK(plan.calls == 18);
-  CHECK(plan.left_out == std::vector<std::string>{"b"});
-  // Equal falls: the flipped task first.
-  const Report eq_base = report({sent(counted("a", 3, 4), "a0"), sent(counted("z", 2, 2), "z0")});
-  const Report eq_cur = report({sent(counted("a", 1, 4), "a1"), sent(counted("z", 1, 2), "z1")});
-  plan = plan_confirmation(eq_base, eq_cur, 1, 100, resendable);
-  REQUIRE(plan.picks.size() == 2);
-  CHECK(plan.picks[0].id == "z");
-  // A budget too small for any task plans nothing.
-  plan = plan_confirmation(base, cur, 3, 5, resendable);
-  CHECK(plan.picks.empty());
-  CHECK(plan.left_out.size() == 4);
-}
-
-TEST_CASE("errored runs neither select a task nor count in its replica indexes' base") {
-  Task b = sent(counted("a", 3, 3), "a0");
-  Task c = sent(counted("a", 0, 3), "a1");
-  c.runs[2].error = "timeout";
-  c.runs[2].passed = false;
-  ConfirmPlan plan = plan_confirmation(report({b}), report({c}), 2, 100, resendable);
-  REQUIRE(plan.picks.size() == 1);
-  CHECK(plan.picks[0].difference == doctest::Approx(1.0));
-  CHECK(plan.picks[0].current_first_replica == 3); // the errored run's index is taken
-  // Every run errored on a side: nothing to compare.
-  for (Run& r : c.runs)
-    r.error = "timeout";
-  CHECK(plan_confirmation(report({b}), report({c}), 2, 100, resendable).picks.empty());
-}
-
-TEST_CASE("the confirmation level is one more member of the Holm family") {
-  Verdict v;
-  v.alpha = 0.05;
-  CHECK(confirmation_level(v) == doctest::Approx(0.05));
-  v.metrics.resize(3);
-  v.metrics[0].gated = v.metrics[1].gated = true;
-  CHECK(confirmation_level(v) == doctest::Approx(0.05 / 3));
+  CHECK_FALSE(needs_confirmation(v, true));
+  CHECK_FALSE(needs_confirmation(v, false));
 }
 
 TEST_CASE("confirmed fresh runs fail the verdict; dismissed ones settle the doubt") {
@@ -140,12 +82,13 @@ TEST_CASE("confirmed fresh runs fail the verdict; dismissed ones settle the doub
   const Report cur = report({sent(counted("a", 0, 3), "a1"), sent(counted("b", 0, 3), "b1")});
   Options o;
   const Verdict first = compare(base, cur, o);
-  REQUIRE(needs_confirmation(first));
-  const ConfirmPlan plan = plan_confirmation(base, cur, 3, 200, resendable);
+  REQUIRE(needs_confirmation(first, true));
+  ConfirmPlan plan = plan_confirmation(base, cur, ask(3, 200), resendable);
   REQUIRE(plan.picks.size() == 2);
+  plan.ask.level = confirmation_level(first);
 
   Verdict v = first;
-  apply_confirmation(v, plan, {{"a", 3, 3, 0, 3}, {"b", 3, 3, 0, 3}}, 3, 200, 12, 1500);
+  apply_confirmation(v, plan, {counts(3, 3, 0, 3, "a"), counts(3, 3, 0, 3, "b")}, 12, 1500);
   CHECK(v.status == Status::failed);
   CHECK(v.exit == gate::Exit::threshold);
   REQUIRE(v.confirmation);
@@ -158,7 +101,7 @@ TEST_CASE("confirmed fresh runs fail the verdict; dismissed ones settle the doub
   CHECK(v.headline.find("worse on a, b") != std::string::npos);
 
   v = first;
-  apply_confirmation(v, plan, {{"a", 2, 3, 2, 3}, {"b", 3, 3, 2, 3}}, 3, 200, 12, 1500);
+  apply_confirmation(v, plan, {counts(2, 3, 2, 3, "a"), counts(3, 3, 2, 3, "b")}, 12, 1500);
   CHECK(v.status != Status::failed);
   CHECK(v.inconclusive.empty());
   CHECK(v.confirmation->state == Confirmation::State::dismissed);
@@ -171,7 +114,7 @@ TEST_CASE("confirmed fresh runs fail the verdict; dismissed ones settle the doub
   v.inconclusive = {"success rate: cannot be significant"};
   ConfirmPlan partial = plan;
   partial.left_out = {"c"};
-  apply_confirmation(v, partial, {{"a", 2, 3, 2, 3}}, 3, 200, 6, 700);
+  apply_confirmation(v, partial, {counts(2, 3, 2, 3, "a")}, 6, 700);
   CHECK(v.status == Status::inconclusive);
   CHECK(v.inconclusive.back().find("raise confirm.max_calls") != std::string::npos);
 }
@@ -181,12 +124,108 @@ TEST_CASE("replay-only lists the runs a confirmation needs") {
   const Report cur = report({sent(counted("a", 0, 3), "a1")});
   Verdict v = compare(base, cur, {});
   const Status before = v.status;
-  const ConfirmPlan plan = plan_confirmation(base, cur, 2, 200, resendable);
-  confirmation_needs_calls(v, plan, 2, 200, {}, "gate check --mode replay");
+  const ConfirmPlan plan = plan_confirmation(base, cur, ask(2, 200), resendable);
+  confirmation_needs_calls(v, plan, {}, "gate check --mode replay");
   CHECK(v.status == before);
   REQUIRE(v.confirmation);
   CHECK(v.confirmation->state == Confirmation::State::needs_calls);
   CHECK(v.confirmation->missing ==
         std::vector<std::string>{"task \"a\" baseline runs 3-4, current runs 3-4"});
   CHECK(v.confirmation->command == "gate check --mode replay");
+}
+
+TEST_CASE("runs per side: the fewest at which the first comparison, one baseline failure worse, decides") {
+  // One task 3/3 → 0/3. Repeated with one failure more: (r−1)/r against 0/r,
+  // p = C(r, r−1)/C(2r, r−1) = r/C(2r, r−1): r = 3: 3/15 = 0.2, 4: 4/56 =
+  // 0.071, 5: 5/210 = 0.0238, 6: 6/792 = 0.0076.
+  const Report b1 = report({sent(counted("a", 3, 3), "a0"), sent(counted("z", 3, 3), "z0")});
+  const Report c1 = report({sent(counted("a", 0, 3), "a1"), sent(counted("z", 3, 3), "z0")});
+  CHECK(plan_confirmation(b1, c1, {3, 200, 0.025, 5}, resendable).runs == 5);
+  CHECK(plan_confirmation(b1, c1, {3, 200, 0.05 / 3, 5}, resendable).runs == 6);
+  // --confirm 8 asks for more: never fewer than asked.
+  CHECK(plan_confirmation(b1, c1, {8, 200, 0.025, 5}, resendable).runs == 8);
+  // The budget bounds the raise: 5 runs a side is 10 calls; with 8 the
+  // most that fits is 4 (0.071 > 0.025, so no raise decides): the asked 3.
+  const ConfirmPlan tight = plan_confirmation(b1, c1, {3, 8, 0.025, 5}, resendable);
+  CHECK(tight.runs == 3);
+  CHECK(tight.calls == 6);
+
+  // Two tasks 3/3 → 0/3: at 3, (2/3 vs 0/3) twice: P(X = 2)² = (3/15)² =
+  // 0.04 > 0.025; at 4, (3/4 vs 0/4) twice: (4/56)² = 0.0051.
+  const Report b2 = report({sent(counted("a", 3, 3), "a0"), sent(counted("b", 3, 3), "b0")});
+  const Report c2 = report({sent(counted("a", 0, 3), "a1"), sent(counted("b", 0, 3), "b1")});
+  const ConfirmPlan two = plan_confirmation(b2, c2, {3, 200, 0.025, 5}, resendable);
+  CHECK(two.runs == 4);
+  CHECK(two.calls == 16);
+  // Five tasks: 0.2^5 = 0.00032 at 3 runs already.
+  std::vector<Task> bt, ct;
+  for (const char* id : {"a", "b", "c", "d", "e"}) {
+    bt.push_back(sent(counted(id, 3, 3), std::string(id) + "0"));
+    ct.push_back(sent(counted(id, 0, 3), std::string(id) + "1"));
+  }
+  CHECK(plan_confirmation(report(bt), report(ct), {3, 200, 0.025, 5}, resendable).runs == 3);
+  // A noise flip (3/3 → 2/3) decides at no count up to 10: the asked runs.
+  const Report c3 = report({sent(counted("a", 2, 3), "a1"), sent(counted("z", 3, 3), "z0")});
+  CHECK(plan_confirmation(b1, c3, {3, 200, 0.025, 5}, resendable).runs == 3);
+
+  // decides_at, directly: 5/5 scaled, one fewer: (4 vs 0 of 5) = 0.0238.
+  ConfirmPick p;
+  p.id = "a";
+  p.baseline_rate = 1;
+  p.current_rate = 0;
+  CHECK(decides_at({p}, 5, 0.025));
+  CHECK_FALSE(decides_at({p}, 5, 0.02));
+}
+
+TEST_CASE("errored confirmation runs are not evidence: an outage never dismisses a doubt") {
+  const Report base = report({sent(counted("a", 3, 3), "a0"), sent(counted("b", 3, 3), "b0")});
+  const Report cur = report({sent(counted("a", 0, 3), "a1"), sent(counted("b", 0, 3), "b1")});
+  Verdict first = compare(base, cur, {});
+  first.status = Status::inconclusive;
+  first.inconclusive = {"success rate: cannot be significant"};
+  ConfirmPlan plan = plan_confirmation(base, cur, ask(3, 200), resendable);
+  plan.ask.level = confirmation_level(first);
+  auto outage = [](const std::string& id, std::int64_t n) {
+    ConfirmCounts c = counts(0, 0, 0, 0, id);
+    c.errored = n;
+    c.error = "HTTP 500";
+    return c;
+  };
+
+  // Every fresh run answered 500: could not measure (exit 3), never "dismissed".
+  Verdict v = first;
+  apply_confirmation(v, plan, {outage("a", 6), outage("b", 6)}, 12, std::nullopt);
+  CHECK(v.status == Status::unmeasured);
+  CHECK(v.exit == gate::Exit::cannot_run);
+  REQUIRE(v.confirmation);
+  CHECK(v.confirmation->state == Confirmation::State::unmeasured);
+  CHECK(v.confirmation->errored == 12);
+  CHECK(v.headline.find("could not measure") != std::string::npos);
+  CHECK(v.headline.find("12 of 12 fresh runs errored (HTTP 500)") != std::string::npos);
+
+  // One errored run in 24 (4.2% ≤ 5%), 6 runs a side, and no regression in the rest: the
+  // doubt stands, the verdict stays inconclusive.
+  v = first;
+  ConfirmCounts a = counts(6, 6, 6, 6, "a"), b = counts(6, 6, 5, 5, "b");
+  b.errored = 1;
+  b.error = "HTTP 500";
+  plan.runs = 6;
+  apply_confirmation(v, plan, {a, b}, 12, std::nullopt);
+  CHECK(v.status == Status::inconclusive);
+  CHECK(v.confirmation->state == Confirmation::State::incomplete);
+  CHECK(v.inconclusive.back().find("confirmation incomplete: 1 of 24 fresh runs errored") !=
+        std::string::npos);
+  // with on_inconclusive: fail, the errored run cannot turn exit 1 into 0.
+  v = first;
+  v.on_inconclusive = "fail";
+  apply_confirmation(v, plan, {a, b}, 12, std::nullopt);
+  CHECK(v.exit == gate::Exit::threshold);
+
+  // Errors beside clear evidence: the measured runs still confirm.
+  v = first;
+  ConfirmCounts c = counts(6, 6, 0, 6, "a"), d = counts(6, 6, 0, 5, "b");
+  d.errored = 1;
+  apply_confirmation(v, plan, {c, d}, 12, std::nullopt);
+  CHECK(v.status == Status::failed);
+  CHECK(v.confirmation->state == Confirmation::State::confirmed);
 }

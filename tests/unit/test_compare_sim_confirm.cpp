@@ -1,5 +1,7 @@
 #include <doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,56 +30,140 @@ struct Confirmed {
   std::int64_t calls = 0;
 };
 
-// The first comparison, then the confirmation with `runs` fresh runs per
-// side drawn at the true rates of each side.
+// When a confirmation runs: gate.yaml's default (confirm.when: undecided)
+// or also on flips (--confirm N).
+enum class When { undecided, flips };
+
+// The first comparison, then the confirmation with at least `runs` fresh
+// runs per side drawn at the true rates of each side.
 Confirmed check(const Report& base, const Report& cur, const std::vector<double>& p_base,
-                const std::vector<double>& p_cur, int runs, std::int64_t max_calls, SplitMix64& rng) {
+                const std::vector<double>& p_cur, int runs, std::int64_t max_calls, SplitMix64& rng,
+                When when = When::flips) {
   Confirmed out;
   out.first = gate::compare::compare(base, cur, {});
   out.final = out.first;
-  if (!gate::compare::needs_confirmation(out.first)) return out;
-  const auto plan = gate::compare::plan_confirmation(base, cur, runs, max_calls, [](const std::string&) {
-    return Confirmable{true, 1};
-  });
+  if (!gate::compare::needs_confirmation(out.first, when == When::flips)) return out;
+  const auto plan = gate::compare::plan_confirmation(
+      base, cur,
+      {runs, max_calls, gate::compare::confirmation_level(out.first), out.first.max_errored_runs_pct},
+      [](const std::string&) {
+        return Confirmable{true, 1};
+      });
   if (plan.picks.empty()) return out; // as cli/confirm.cpp: the first verdict stands
   std::vector<ConfirmCounts> fresh;
   for (const auto& pick : plan.picks) {
     const auto i = static_cast<std::size_t>(std::stoi(pick.id.substr(1)) - 1000);
-    ConfirmCounts c{pick.id, 0, runs, 0, runs};
-    for (int j = 0; j < runs; ++j) {
+    ConfirmCounts c;
+    c.id = pick.id;
+    c.baseline_runs = c.current_runs = plan.runs;
+    for (int j = 0; j < plan.runs; ++j) {
       c.baseline_passed += rng.uniform() < p_base[i];
       c.current_passed += rng.uniform() < p_cur[i];
     }
     fresh.push_back(c);
   }
   out.calls = plan.calls;
-  gate::compare::apply_confirmation(out.final, plan, std::move(fresh), runs, max_calls, plan.calls, 0);
+  gate::compare::apply_confirmation(out.final, plan, std::move(fresh), plan.calls, 0);
   return out;
 }
 
 } // namespace
 
-TEST_CASE("A/A with confirmation on: a prompt edit that changes nothing fails <= 6% of comparisons") {
-  for (Spread spread : {Spread::uniform, Spread::u_shaped}) {
-    SplitMix64 rng{spread == Spread::uniform ? 181u : 182u};
-    const std::vector<double> p = true_rates(tasks, spread, rng);
-    int before = 0, after = 0, confirmed = 0;
-    double calls = 0;
-    for (int c = 0; c < comparisons; ++c) {
-      const Report base = fresh(p, k, rng, "v1");
-      const Report cur = fresh(p, k, rng, "v2");
-      const Confirmed r = check(base, cur, p, p, 3, 200, rng);
-      before += alarm(r.first);
-      after += alarm(r.final);
-      confirmed += r.final.confirmation.has_value();
-      calls += static_cast<double>(r.calls) / comparisons;
+TEST_CASE(
+    "A/A, 200 tasks: the default confirmation keeps the gate within alpha, --confirm within its bound") {
+  // The default confirms only a verdict the first comparison could not
+  // decide, so its test and the first one share alpha (docs/metrics.md,
+  // "Level"); --confirm also confirms flips, adding at most alpha/(F+1).
+  for (When when : {When::undecided, When::flips}) {
+    for (Spread spread : {Spread::uniform, Spread::u_shaped}) {
+      SplitMix64 rng{spread == Spread::uniform ? 181u : 182u};
+      const std::vector<double> p = true_rates(tasks, spread, rng);
+      int before = 0, after = 0, confirmed = 0;
+      double calls = 0, level = 0;
+      for (int c = 0; c < comparisons; ++c) {
+        const Report base = fresh(p, k, rng, "v1");
+        const Report cur = fresh(p, k, rng, "v2");
+        const Confirmed r = check(base, cur, p, p, 3, 200, rng, when);
+        before += alarm(r.first);
+        after += alarm(r.final);
+        confirmed += r.final.confirmation.has_value();
+        calls += static_cast<double>(r.calls) / comparisons;
+        level = gate::compare::confirmation_level(r.first);
+      }
+      const double rate = static_cast<double>(after) / comparisons;
+      const std::string mode = when == When::flips ? "--confirm 3" : "default confirmation";
+      MESSAGE(name(spread) << " A/A, " << mode << ": false alarms " << 100.0 * before / comparisons
+                           << "% without confirmation, " << 100 * rate << "% with (confirmation ran in "
+                           << confirmed << " of " << comparisons << ", " << calls << " calls on average)");
+      // Two standard errors of a 500-comparison rate above the bound.
+      const double bound = 0.05 + (when == When::flips ? level : 0.0);
+      CHECK(rate <= bound + 2 * std::sqrt(bound * (1 - bound) / comparisons));
+      if (when == When::undecided) CHECK(after - before <= comparisons / 100);
     }
-    const double rate = static_cast<double>(after) / comparisons;
-    MESSAGE(name(spread) << " A/A: false alarms " << 100.0 * before / comparisons
-                         << "% without confirmation, " << 100 * rate << "% with (confirmation ran in "
-                         << confirmed << " of " << comparisons << ", " << calls << " calls on average)");
-    CHECK(rate <= 0.06);
   }
+}
+
+namespace {
+
+// `gate init`'s starter suite: 6 tasks, k = 3, default thresholds and the
+// default confirmation (runs 3, max_calls 200, an inconclusive verdict).
+struct Starter {
+  int failed = 0, inconclusive_before = 0;
+  double calls = 0;
+  int most_runs = 0;
+};
+
+Starter starter(const std::vector<double>& p_base, const std::vector<double>& p_cur, std::uint64_t seed) {
+  SplitMix64 rng{seed};
+  Starter out;
+  for (int c = 0; c < comparisons; ++c) {
+    const Report base = fresh(p_base, k, rng, "v1");
+    const Report cur = fresh(p_cur, k, rng, "v2");
+    const Confirmed r = check(base, cur, p_base, p_cur, 3, 200, rng, When::undecided);
+    out.failed += alarm(r.final);
+    out.inconclusive_before += r.first.status == gate::compare::Status::inconclusive;
+    out.calls += static_cast<double>(r.calls) / comparisons;
+    if (r.final.confirmation) out.most_runs = std::max(out.most_runs, r.final.confirmation->runs);
+  }
+  return out;
+}
+
+std::vector<double> broken(std::vector<double> p, int count) {
+  for (int i = 0; i < count; ++i)
+    p[static_cast<std::size_t>(i)] = 0;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE(
+    "gate init's 6-task suite: the default confirmation fails a broken prompt, A/A stays within alpha") {
+  // Tasks answered at temperature 0 pass nearly always; 0.95 leaves room
+  // for a real model's occasional miss.
+  for (double good : {1.0, 0.95}) {
+    const std::vector<double> p(6, good);
+    struct Case {
+      int broken;
+      double at_least;
+    };
+    for (const Case& c : {Case{5, 0.99}, Case{2, 0.95}, Case{1, 0.80}}) {
+      const Starter r = starter(p, broken(p, c.broken), 190 + static_cast<std::uint64_t>(c.broken));
+      MESSAGE("init's suite, p = " << good << ", " << c.broken
+                                   << " of 6 broken: " << 100.0 * r.inconclusive_before / comparisons
+                                   << "% inconclusive without confirmation, "
+                                   << 100.0 * r.failed / comparisons << "% failed with the default ("
+                                   << r.calls << " fresh calls on average, up to " << r.most_runs
+                                   << " runs a side)");
+      CHECK(r.failed >= c.at_least * comparisons);
+      CHECK(r.calls <= 200);
+    }
+  }
+  // A/A with real noise: tasks that pass 50-100% of the time.
+  const std::vector<double> noisy{1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+  const Starter aa = starter(noisy, noisy, 196);
+  MESSAGE("init's suite, A/A (rates 0.5..1): " << 100.0 * aa.failed / comparisons << "% failed (" << aa.calls
+                                               << " fresh calls on average)");
+  CHECK(aa.failed <= comparisons / 20);
 }
 
 TEST_CASE(

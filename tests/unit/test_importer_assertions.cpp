@@ -70,7 +70,8 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
       {"type: contains\nvalue: a\nmetric: tone", R"({"name":"tone","type":"contains","value":"a"})"},
       {"type: contains\nvalue: a\nweight: 3", R"({"type":"contains","value":"a"})"},
   };
-  for (const auto& [yaml, want] : table) {
+  for (const auto& [yaml_text, want] : table) {
+    const std::string& yaml = yaml_text; // clang 14 captures no structured binding
     CAPTURE(yaml);
     CHECK(mapped(yaml) == want);
   }
@@ -123,7 +124,8 @@ TEST_CASE("assertions gate cannot check faithfully are unmapped, never approxima
        "an assertion inside cannot be mapped"},
       {"type: regex\nvalue: '(?=a)b'", "gate refuses the check: t.yaml:1:"},
   };
-  for (const auto& [yaml, reason] : table) {
+  for (const auto& [yaml_text, reason] : table) {
+    const std::string& yaml = yaml_text; // clang 14 captures no structured binding
     CAPTURE(yaml);
     const std::string got = mapped(yaml);
     CHECK(got.starts_with("unmapped: "));

@@ -485,7 +485,9 @@ TEST_CASE("a 429 storm with 50 workers stays bounded and spread") {
   CHECK(r.failed == 0);
   // Spread: only the first wave may hold every worker; the halved cap holds
   // each later storm second to 25 or fewer.
-  for (auto [second, n] : r.per_second) {
+  for (const auto& at : r.per_second) {
+    const auto second = at.first;
+    const auto n = at.second;
     if (second >= s.storm_s) break;
     INFO("second " << second << ": " << n << " requests");
     CHECK(n <= (second == 0 ? 50 : 25));

@@ -331,6 +331,62 @@ TEST_CASE("confirmation tokens: unknown usage is n/a and null, never 0") {
   CHECK(render::verdict_markdown(v, {65536, "r.json"}).find("calls, 0 tokens") != std::string::npos);
 }
 
+TEST_CASE("confirmation: runs that errored are never 'dismissed' in any form") {
+  using State = gate::compare::Confirmation::State;
+  Verdict v;
+  v.status = gate::compare::Status::inconclusive;
+  gate::compare::Confirmation c;
+  c.runs = 3;
+  c.calls = 12;
+  c.errored = 4;
+  c.error = "HTTP 500 <b>";
+  c.p_value = 1;
+  c.level = 0.05 / 3;
+  c.tasks = {{"a", 1, 3, 1, 3, false}};
+  v.confirmation = c;
+  auto junit = [&] {
+    boost::property_tree::ptree tree;
+    std::istringstream in(render::verdict_junit(v));
+    boost::property_tree::read_xml(in, tree);
+    return tree;
+  };
+  struct Row {
+    State state;
+    gate::compare::Status status;
+    std::string markdown, json_state, junit_child;
+    int errors, skipped;
+  };
+  for (const Row& r : {Row{State::incomplete, gate::compare::Status::inconclusive,
+                           "**Incomplete: 4 fresh runs errored (HTTP 500 &lt;b&gt;); the doubt stands**",
+                           "incomplete", "skipped", 0, 2},
+                       Row{State::unmeasured, gate::compare::Status::unmeasured,
+                           "**Could not measure: 4 fresh runs errored (HTTP 500 &lt;b&gt;)**",
+                           "could not measure", "error", 2, 0}}) {
+    CAPTURE(r.json_state);
+    v.status = r.status;
+    v.confirmation->state = r.state;
+    const std::string md = render::verdict_markdown(v, {65536, "r.json"});
+    CHECK(md.find(r.markdown) != std::string::npos);
+    CHECK(md.find("Dismissed") == std::string::npos);
+    const auto json = boost::json::parse(render::verdict_json(v)).at("confirmation");
+    CHECK(json.at("state").as_string() == r.json_state);
+    CHECK(json.at("errored").as_int64() == 4);
+    CHECK(json.at("error").as_string() == "HTTP 500 <b>");
+    const auto tree = junit();
+    const auto& suite = tree.get_child("testsuites.testsuite");
+    CHECK(suite.get<int>("<xmlattr>.errors") == r.errors);
+    CHECK(suite.get<int>("<xmlattr>.skipped") == r.skipped);
+    bool found = false;
+    for (const auto& [tag, tc] : suite)
+      if (tag == "testcase" && tc.get<std::string>("<xmlattr>.name") == "confirmation") {
+        found = true;
+        CHECK(tc.count(r.junit_child) == 1);
+        CHECK(tc.count("system-out") == 0);
+      }
+    CHECK(found);
+  }
+}
+
 TEST_CASE("annotations: the stop token is random and checked") {
   std::string a = render::random_stop_token(), b = render::random_stop_token();
   CHECK(a.size() == 32);
