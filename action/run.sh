@@ -288,9 +288,16 @@ check() {
     *) verdict=error ;;
   esac
   [ -n "$shard" ] && [ "$code" -eq 0 ] && verdict=partial
+  local v=$out_dir/verdict.json
+  # An undecided verdict exits 0 (on_inconclusive: warn or pass) or 1
+  # (fail): a later step reading the output must not take it for a pass, nor
+  # for a measured regression.
+  if { [ "$verdict" = pass ] || [ "$verdict" = fail ]; } && [ -f "$v" ] &&
+    [ "$(top_field "$v" status)" = '"inconclusive"' ]; then
+    verdict=inconclusive
+  fi
   set_output verdict "$verdict"
   set_output exit-code "$code"
-  local v=$out_dir/verdict.json
   if [ -f "$v" ]; then
     set_output success-rate "$(metric_field "$v" success_rate current)"
     set_output delta-pp "$(metric_field "$v" success_rate delta)"
@@ -339,7 +346,12 @@ enforce() {
   [ -n "$code" ] || fail "the check step did not finish"
   case $code in
     0) exit 0 ;;
-    1) echo "::error::gate: the gate failed (see the verdict in the job summary)" ;;
+    1)
+      if [ "${GATE_VERDICT:-}" = inconclusive ]; then
+        echo "::error::gate: inconclusive, and on_inconclusive is fail (the job summary names the command that decides it)"
+      else
+        echo "::error::gate: the gate failed (see the verdict in the job summary)"
+      fi ;;
     4) echo "::error::gate: responses missing from the cache (see the job summary)" ;;
     *) echo "::error::gate could not run (exit $code)" ;;
   esac

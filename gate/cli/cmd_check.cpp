@@ -46,7 +46,9 @@ int cmd_check(const Args& args) {
 
   RunResult run = run_from_options(vm);
   if (!run.report) return run.code;
-  if (run.code != 0) return run.code; // an incomplete run is never judged
+  // An incomplete run is never judged; one with too many errored runs is
+  // compared, so that its verdict says "could not measure" to every reader.
+  if (run.code != 0 && !run.unmeasured) return run.code;
   const fs::path c_file = config::output_path(run.config.outputs, run.config.outputs.json);
   compare::Verdict v = compare_files(base, *run.report, compare_options(vm, &run.config), b_file, c_file);
   // In every verdict form (text, Markdown, JSON, JUnit), so a reviewer sees

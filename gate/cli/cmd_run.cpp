@@ -330,6 +330,7 @@ RunResult run_from_options(const po::variables_map& vm) {
                                                        cfg.thresholds.max_errored_runs_pct))
               << "; errored runs are neither passes nor failures, so nothing is judged\n";
     result.code = static_cast<int>(Exit::cannot_run);
+    result.unmeasured = true;
   }
   return result;
 }

@@ -104,6 +104,31 @@ std::vector<Pushed> read_pushed(std::istream& in) {
   return out;
 }
 
+// The verdict's status and, when its confirmation could not be made, the
+// command that records it ("" when absent or unreadable: the caller then
+// knows only the exit code).
+struct Decision {
+  std::string status, command;
+};
+
+Decision decision(const fs::path& verdict_json) {
+  Decision d;
+  boost::system::error_code ec;
+  boost::json::value v;
+  try {
+    v = boost::json::parse(read_file(verdict_json), ec);
+  } catch (const std::exception&) {
+    return d;
+  }
+  if (ec || !v.is_object()) return d;
+  const auto& o = v.get_object();
+  if (const auto* s = o.if_contains("status"); s != nullptr && s->is_string()) d.status = s->get_string();
+  if (const auto* c = o.if_contains("confirmation"); c != nullptr && c->is_object())
+    if (const auto* cmd = c->get_object().if_contains("command"); cmd != nullptr && cmd->is_string())
+      d.command = cmd->get_string();
+  return d;
+}
+
 // The tasks of a verdict.json whose pass rate fell, regressed ones (the
 // per-task test says so) first, then by the size of the fall: "id: passed
 // 3/3 → 0/3 (regressed)". Empty when the file cannot be read (the headline
@@ -195,6 +220,8 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
   TempWorktree tree(repo.top, p.sha); // its error names the commit itself
   std::cerr << "gate pre-push hook: checked commit " << short_sha << " (" << terminal_safe(p.ref) << ")";
   const fs::path out_dir = verdicts / short_sha;
+  // The commands the hook prints run from anywhere: absolute paths.
+  const fs::path config_path = fs::path(config).is_absolute() ? fs::path(config) : repo.top / config;
   std::error_code ec;
   fs::remove_all(out_dir, ec); // an earlier push's verdict of this commit is not this one's
   agent::ProcessSpec spec;
@@ -206,8 +233,23 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
   spec.env = environment();
   spec.timeout_s = k_check_timeout_s;
   const agent::ProcessResult r = agent::run_process(spec);
+  // Exit 0 and 1 are also an undecided verdict (on_inconclusive: warn or
+  // fail): never "passed" nor "a regression" for it, and the hook says
+  // what would decide it.
+  const Decision d =
+      r.started && (r.exit_code == 0 || r.exit_code == 1) ? decision(out_dir / "verdict.json") : Decision{};
+  const bool undecided = d.status == "inconclusive";
+  const std::string decide = "  decide it with your key exported: " +
+                             terminal_safe(d.command.empty() ? "gate check --config " + config +
+                                                                   " --mode replay" + extra_args(check_args)
+                                                             : d.command) +
+                             "\n";
   if (r.started && r.exit_code == 0) {
-    std::cerr << ": passed\n";
+    if (!undecided) {
+      std::cerr << ": passed\n";
+      return true;
+    }
+    std::cerr << ": inconclusive, not decided (the push goes on)\n" << summary(r.out) << decide;
     return true;
   }
   std::cerr << ":\n";
@@ -232,8 +274,17 @@ bool check_commit(const Repo& repo, const fs::path& gate_binary, const fs::path&
   const std::string how = "--config " + config;
   switch (r.exit_code) {
   case 1:
-    std::cerr << "gate pre-push hook: push blocked: the gate failed: a regression against the baseline. If "
-                 "the change is intended, accept it with gate baseline update and commit the new baseline.\n";
+    if (undecided) {
+      std::cerr
+          << "gate pre-push hook: push blocked: the verdict is inconclusive and on_inconclusive is fail.\n"
+          << decide;
+      break;
+    }
+    std::cerr
+        << "gate pre-push hook: push blocked: the gate failed: a regression against the baseline. If "
+           "the change is intended, accept it and commit the new baseline: gate baseline update --report "
+        << terminal_safe(shell_word((out_dir / "report.json").string())) << " --config "
+        << terminal_safe(shell_word(config_path.string())) << "\n";
     break;
   case 4:
     // gate check, not gate run: it also records the confirmation runs a

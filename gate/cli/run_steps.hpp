@@ -15,6 +15,10 @@ void add_run_options(po::options_description& d);
 
 struct RunResult {
   int code = 0; // 0, or the exit code that ends the command (3, 4, 130, 143)
+  // The run finished, but too many of its runs errored to judge it (code
+  // 3): the report is whole, and a comparison of it says "could not
+  // measure" in every verdict form.
+  bool unmeasured = false;
   config::Config config;
   std::optional<report::Report> report; // absent when nothing was written (replay-only misses)
   // The suite as run (prompts rendered), kept until the process exits; a

@@ -251,9 +251,15 @@ std::vector<std::string> reasons(const Verdict& v) {
   for (const MetricRow& r : v.metrics)
     if (r.failed) out.push_back(metric_reason(r, v.paired));
   if (v.regressed > 0) out.push_back(regressed_reason(v));
-  if (v.max_new_failures && v.flips > *v.max_new_failures)
-    out.push_back(plural(v.flips, "new failure", "new failures") + " (max_new_failures " +
-                  std::to_string(*v.max_new_failures) + ")");
+  if (v.max_new_failures && v.flips > *v.max_new_failures) {
+    std::vector<std::string> ids;
+    for (const TaskDiff& t : v.tasks)
+      if (t.flipped && ids.size() < max_ids_in_reason) ids.push_back(t.id);
+    std::string s = plural(v.flips, "new failure", "new failures") + " (max_new_failures " +
+                    std::to_string(*v.max_new_failures) + "): " + join(ids, ", ");
+    if (v.flips > static_cast<std::int64_t>(ids.size())) s += ", …";
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -273,7 +279,8 @@ std::vector<std::string> inconclusive_reasons(const Verdict& v) {
                   " (best possible adjusted " +
                   p_text(std::min(1.0, *r.min_p * static_cast<double>(family))) + "; at least " +
                   std::to_string(needed) +
-                  " tasks must change); add tasks or runs, or set thresholds.max_new_failures for "
+                  " tasks must change); decide it with fresh runs of the tasks that fell (gate check "
+                  "--confirm 3, with the key), or add tasks or runs, or set thresholds.max_new_failures for "
                   "deterministic runs");
   }
   return out;

@@ -16,7 +16,6 @@ namespace gate::render {
 
 namespace {
 
-using compare::MetricRow;
 using compare::TaskDiff;
 using compare::Verdict;
 
@@ -85,16 +84,6 @@ std::string passed_text(const TaskDiff& t) {
          std::to_string(t.n_a) + " runs passed";
 }
 
-std::string metric_message(const MetricRow& r) {
-  double worsening = r.higher_is_better ? -r.delta : r.delta;
-  std::string u = unit_suffix(r.unit);
-  std::string s = r.name + (r.higher_is_better ? " fell " : " rose ") + fixed(worsening) + u;
-  if (r.threshold) s += " (threshold " + fixed(*r.threshold) + u;
-  if (r.p_adjusted) s += ", " + p_label(*r.p_adjusted) + " adjusted";
-  if (r.threshold) s += ")";
-  return s;
-}
-
 void check_token(const std::string& token) {
   bool ok = token.size() >= 16;
   for (char c : token)
@@ -113,30 +102,26 @@ std::string github_annotations(const Verdict& v, const std::string& stop_token) 
   check_token(stop_token);
   const std::string error = "::error title=" + escape_command_property("gate") + "::";
   std::string out;
-  for (const MetricRow& r : v.metrics)
-    if (r.failed) out += error + escape_command_data(safe_text(metric_message(r))) + "\n";
+  // One error per rule that failed the gate, whatever the rule: compare
+  // names each in v.reasons (a metric, regressed tasks, max_new_failures,
+  // a confirmation), so a new rule needs nothing here.
+  if (v.status == compare::Status::failed)
+    for (const auto& r : v.reasons)
+      out += error + escape_command_data(safe_text("gate failed: " + r)) + "\n";
   if (v.status == compare::Status::unmeasured)
     for (const auto& r : v.reasons)
       out += error + escape_command_data(safe_text("could not measure: " + r)) + "\n";
-  if (v.confirmation && v.confirmation->state == compare::Confirmation::State::confirmed) {
-    // The gate may fail on the confirmation alone, with no row or task failed.
-    const compare::Confirmation& c = *v.confirmation;
-    std::string worse;
-    std::size_t named = 0;
-    for (const auto& t : c.tasks)
-      if (t.worse && named++ < k_max_task_annotations) worse += (worse.empty() ? "" : ", ") + t.id;
-    char level[32];
-    std::snprintf(level, sizeof level, "%.3f", c.level);
-    out += error +
-           escape_command_data(safe_text("confirmed by fresh runs on both sides (" + p_label(c.p_value) +
-                                         ", level " + level + "): worse on " + worse)) +
-           "\n";
-  }
   if (v.status == compare::Status::inconclusive && v.on_inconclusive != "pass") {
     const std::string level =
         v.on_inconclusive == "fail" ? error : "::warning title=" + escape_command_property("gate") + "::";
     for (const auto& r : v.inconclusive)
       out += level + escape_command_data(safe_text("inconclusive: " + r)) + "\n";
+    // What would decide it, where this run could not: the fresh runs, with the key.
+    if (v.confirmation && v.confirmation->state == compare::Confirmation::State::needs_calls)
+      out += level +
+             escape_command_data(safe_text("inconclusive: decide it with fresh runs (the key exported): " +
+                                           v.confirmation->command)) +
+             "\n";
   }
   std::size_t annotated = 0, regressed = 0;
   for (const TaskDiff& t : v.tasks) {

@@ -119,6 +119,45 @@ std::string confirmation_case(const compare::Confirmation& c) {
   return out + "\n    </testcase>\n";
 }
 
+// The verdict as a test case (see verdict_junit). A failure lists every
+// rule that failed it; an undecided one names what would decide it.
+std::string decision_case(const Verdict& v) {
+  using State = compare::Confirmation::State;
+  std::string out = "    <testcase classname=\"gate\" name=\"decision\">\n      ";
+  auto lines = [](const std::vector<std::string>& xs) {
+    std::string s;
+    for (const auto& x : xs)
+      s += x + "\n";
+    return s;
+  };
+  std::string decide;
+  if (v.confirmation && v.confirmation->state == State::needs_calls)
+    decide = "; decide it with fresh runs: " + v.confirmation->command;
+  switch (v.status) {
+  case compare::Status::passed: out += "<system-out>" + xml_text(v.headline + "\n") + "</system-out>"; break;
+  case compare::Status::failed:
+    out += "<failure type=\"failed\" message=\"" + xml_escape(v.headline) + "\">" +
+           xml_text(lines(v.reasons)) + "</failure>";
+    break;
+  case compare::Status::inconclusive: {
+    const std::string first = (v.inconclusive.empty() ? v.headline : v.inconclusive.front()) + decide;
+    if (v.on_inconclusive == "fail")
+      out += "<failure type=\"inconclusive\" message=\"" +
+             xml_escape("inconclusive (on_inconclusive: fail): " + first) + "\">" +
+             xml_text(lines(v.inconclusive)) + "</failure>";
+    else
+      out += "<skipped message=\"" + xml_escape(first) + "\"/>";
+    break;
+  }
+  case compare::Status::unmeasured:
+    out += "<error type=\"unmeasured\" message=\"" +
+           xml_escape(v.reasons.empty() ? v.headline : v.reasons.front()) + "\">" +
+           xml_text(lines(v.reasons)) + "</error>";
+    break;
+  }
+  return out + "\n    </testcase>\n";
+}
+
 } // namespace
 
 std::string verdict_junit(const Verdict& v) {
@@ -133,14 +172,19 @@ std::string verdict_junit(const Verdict& v) {
       v.confirmation && (v.confirmation->state == compare::Confirmation::State::needs_calls ||
                          v.confirmation->state == compare::Confirmation::State::incomplete);
   failures += confirmed;
-  // A verdict that could not measure, or could not decide, is one more
-  // test case: a JUnit reader must never see "all passed" for it.
+  // The verdict itself is one more test case, "decision", for every status:
+  // a failed verdict is a failure whatever rule failed it (a rule with no
+  // row or task of its own, such as max_new_failures, too), and a JUnit
+  // reader never sees "all passed" for a verdict that could not measure or
+  // decide.
   const bool unmeasured = v.status == compare::Status::unmeasured;
   const bool inconclusive = v.status == compare::Status::inconclusive;
+  const bool decision_fails =
+      v.status == compare::Status::failed || (inconclusive && v.on_inconclusive == "fail");
+  failures += decision_fails;
   const bool confirmation_unmeasured =
       v.confirmation && v.confirmation->state == compare::Confirmation::State::unmeasured;
-  const std::size_t tests =
-      v.metrics.size() + v.tasks.size() + (unmeasured || inconclusive ? 1 : 0) + (v.confirmation ? 1 : 0);
+  const std::size_t tests = v.metrics.size() + v.tasks.size() + 1 + (v.confirmation ? 1 : 0);
   std::string counts = " tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
                        "\" errors=\"" +
                        std::to_string((unmeasured ? 1 : 0) + (confirmation_unmeasured ? 1 : 0)) + "\"";
@@ -149,7 +193,8 @@ std::string verdict_junit(const Verdict& v) {
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"gate\"" + counts + ">\n";
   out += "  <testsuite name=\"gate compare\"" + counts + " skipped=\"" +
-         std::to_string((inconclusive ? 1 : 0) + (unconfirmed ? 1 : 0)) + "\">\n    <properties>\n";
+         std::to_string((inconclusive && !decision_fails ? 1 : 0) + (unconfirmed ? 1 : 0)) +
+         "\">\n    <properties>\n";
   auto property = [&](const char* name, const std::string& value) {
     out += "      <property name=\"" + std::string(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
   };
@@ -159,15 +204,7 @@ std::string verdict_junit(const Verdict& v) {
   property("current_suite", v.current_suite.name + " " + v.current_suite.version);
   property("paired_tasks", std::to_string(v.paired));
   out += "    </properties>\n";
-  if (unmeasured || inconclusive) {
-    const std::string lines = unmeasured               ? v.reasons.empty() ? v.headline : v.reasons.front()
-                                            : v.inconclusive.empty() ? v.headline
-                                                       : v.inconclusive.front();
-    out += std::string("    <testcase classname=\"gate\" name=\"") +
-           (unmeasured ? "measurement" : "decision") + "\">\n      " +
-           (unmeasured ? "<error type=\"unmeasured\" message=\"" : "<skipped message=\"") +
-           xml_escape(lines) + "\"/>\n    </testcase>\n";
-  }
+  out += decision_case(v);
   for (const MetricRow& r : v.metrics)
     out += metric_case(r);
   for (const TaskDiff& t : v.tasks)

@@ -119,10 +119,12 @@ TEST_CASE("confirmation: 5 of 15 tasks broken is inconclusive at k = 3, confirme
   const std::string html = slurp(tmp.path() / "cur" / "verdict.html");
   CHECK(has(html, "<section id=\"gate-confirmation\">"));
   CHECK(has(html, "<strong>Confirmed</strong>: 5 tasks"));
-  // A JUnit reader counts the failure the confirmation found: no row or task failed on its own.
+  // A JUnit reader counts the failure the confirmation found (and the
+  // verdict's own): no row or task failed on its own.
   const std::string xml = slurp(tmp.path() / "cur" / "verdict.xml");
   CHECK(has(xml, "<testsuites name=\"gate\" tests=\""));
-  CHECK(has(xml, "failures=\"1\""));
+  CHECK(has(xml, "failures=\"2\""));
+  CHECK(has(xml, "<testcase classname=\"gate\" name=\"decision\">\n      <failure type=\"failed\""));
   CHECK(has(xml, "<testcase classname=\"gate\" name=\"confirmation\">"));
   CHECK(has(xml, "<failure type=\"confirmed\""));
   CHECK(has(xml, "t01: baseline 3/3, current 0/3 (worse)"));

@@ -93,6 +93,20 @@ TEST_CASE("the pre-push hook lets a clean push through, blocks a regression, and
   CHECK(blocked.out.find("push blocked") != std::string::npos);
   CHECK(blocked.out.find("git push --no-verify") != std::string::npos);
   CHECK(repo.remote_main() == pushed);
+  // The command that accepts the change, as printed, from the top of the repository.
+  const std::string accept = "accept it and commit the new baseline: ";
+  const std::size_t at = blocked.out.find(accept);
+  REQUIRE(at != std::string::npos);
+  std::string command = blocked.out.substr(at + accept.size());
+  command = command.substr(0, command.find('\n'));
+  const std::string head12 = repo.head().substr(0, 12);
+  CHECK(command == "gate baseline update --report " +
+                       (repo.work / ".git" / "gate-hook" / head12 / "report.json").string() + " --config " +
+                       (repo.work / "demo" / "gate.yaml").string());
+  Result accepted = sh(repo.work, std::string(GATE_BINARY) + command.substr(4));
+  INFO(accepted.out);
+  CHECK(accepted.exit_code == 0);
+  CHECK(slurp(repo.work / "baseline.json").find("demo-model-v2") != std::string::npos);
 
   Result skipped = sh(repo.work, "git push -q --no-verify origin main");
   INFO(skipped.out);

@@ -172,19 +172,33 @@ const char* k_policy_answers = R"({"rules": [
   {"match": "", "answers": ["I am not sure, sorry."]}
 ]})";
 
+// gate init (answered by k_policy_answers) in an empty repository at
+// tmp/work, then its printed commands as printed: the key in `env`, what
+// they printed in `printed`.
+struct Initialized {
+  gate::testing::FakeUpstream upstream{gate::testing::parse_script(k_policy_answers)};
+  TempDir tmp;
+  std::map<std::string, std::string> env;
+  std::string printed;
+  fs::path work;
+
+  Initialized() {
+    upstream.start();
+    work = git_repo(tmp);
+    Result init = run_gate({"init", "--base-url", upstream.base_url()}, work);
+    INFO(init.out << init.err);
+    REQUIRE(init.exit_code == 0);
+    printed = follow(printed_commands(init.out), work, env);
+  }
+};
+
 } // namespace
 
 TEST_CASE("gate init's own suite closes: a prompt that breaks 5 of 6 tasks, or 1, fails gate check by "
           "default, with the extra calls reported") {
-  gate::testing::FakeUpstream upstream(gate::testing::parse_script(k_policy_answers));
-  upstream.start();
-  TempDir tmp;
-  const fs::path work = git_repo(tmp);
-  Result init = run_gate({"init", "--base-url", upstream.base_url()}, work);
-  REQUIRE(init.exit_code == 0);
+  Initialized init;
+  auto& [upstream, tmp, env, printed, work] = init;
   CHECK(has(slurp(work / "gate.yaml"), "confirm:\n"));
-  std::map<std::string, std::string> env;
-  const std::string printed = follow(printed_commands(init.out), work, env);
   CHECK(has(printed, "support v1: success 100.0%"));
   REQUIRE(upstream.requests() == 18);
 
@@ -231,6 +245,47 @@ TEST_CASE("gate init's own suite closes: a prompt that breaks 5 of 6 tasks, or 1
   CHECK(c1.at("calls") == 9);
   CHECK(c1.at("runs") == 6);
   CHECK(no_canary_in(tmp.path(), printed + gutted.out + single.out, k_canary));
+}
+
+TEST_CASE("without a key the hook calls an undecided verdict inconclusive, never passed, and names the "
+          "command that decides it") {
+  Initialized init;
+  auto& [upstream, tmp, env, printed, work] = init;
+
+  // The gutted prompt, its answers recorded and committed: the main runs
+  // replay, but no key means no confirmation runs.
+  spit(work / "prompts" / "support.md", "You are a helpful assistant talking to {{customer}}.\n");
+  Result rec = run_gate({"run", "--config", "gate.yaml", "--mode", "replay", "--quiet"}, work, env);
+  INFO(rec.out << rec.err);
+  REQUIRE(rec.exit_code == 0);
+  REQUIRE(sh(work, std::string(k_git) + "commit -q -am 'Shorter prompt' && " + k_git + "add evals && " +
+                       k_git + "commit -q -m Record")
+              .exit_code == 0);
+  const auto calls = upstream.requests();
+  Result push = sh(work, "git push -q origin main");
+  INFO(push.out);
+  CHECK(push.exit_code == 0); // on_inconclusive: warn
+  CHECK(has(push.out, ": inconclusive, not decided (the push goes on)"));
+  CHECK(push.out.find(": passed") == std::string::npos);
+  CHECK(has(push.out, "⚠ gate inconclusive"));
+  const std::string marker = "decide it with your key exported: ";
+  const std::size_t at = push.out.find(marker);
+  REQUIRE(at != std::string::npos);
+  std::string command = push.out.substr(at + marker.size());
+  command = command.substr(0, command.find('\n'));
+  CHECK(upstream.requests() == calls);
+
+  // The command as printed (its "KEY=… " part is the exported key) decides it.
+  std::vector<std::string> w = words(command);
+  if (!w.empty() && w.front().find('=') != std::string::npos) w.erase(w.begin());
+  REQUIRE(w.size() > 2);
+  CHECK(w.front() == "gate");
+  Result decided = run_gate(std::vector<std::string>(w.begin() + 1, w.end()), work, env);
+  INFO(decided.out << decided.err);
+  CHECK(decided.exit_code == 1);
+  CHECK(has(decided.out, "❌ gate failed"));
+  CHECK(upstream.requests() == calls + 30);
+  CHECK(no_canary_in(tmp.path(), push.out + decided.out, k_canary));
 }
 
 TEST_CASE("gate init --provider anthropic writes that provider's key variable and a config that loads") {

@@ -342,7 +342,7 @@ TEST_CASE("max_new_failures is a strict rule on raw flips") {
   Verdict v = compare(before, after, o);
   CHECK(v.flips == 1);
   CHECK(!v.passed());
-  CHECK(v.reasons == std::vector<std::string>{"1 new failure (max_new_failures 0)"});
+  CHECK(v.reasons == std::vector<std::string>{"1 new failure (max_new_failures 0): a"});
   // Otherwise one changed task of two cannot be decided: inconclusive, exit 0.
   o.thresholds.max_new_failures = 1;
   CHECK(compare(before, after, o).reasons.empty());

@@ -214,9 +214,10 @@ TEST_CASE("verdict junit: one case per metric and listed task, well-formed") {
   REQUIRE_NOTHROW(boost::property_tree::read_xml(in, tree));
   const auto& suite = tree.get_child("testsuites.testsuite");
   CHECK(suite.get<std::string>("<xmlattr>.name") == "gate compare");
-  // 2 metrics + 2 tasks; failures: the failed metric and the regressed task.
-  CHECK(suite.get<int>("<xmlattr>.tests") == 4);
-  CHECK(suite.get<int>("<xmlattr>.failures") == 2);
+  // The decision + 2 metrics + 2 tasks; failures: the verdict, the failed
+  // metric and the regressed task.
+  CHECK(suite.get<int>("<xmlattr>.tests") == 5);
+  CHECK(suite.get<int>("<xmlattr>.failures") == 3);
   std::vector<std::string> names;
   int failures = 0;
   for (const auto& [tag, child] : suite) {
@@ -224,13 +225,14 @@ TEST_CASE("verdict junit: one case per metric and listed task, well-formed") {
     names.push_back(child.get<std::string>("<xmlattr>.name"));
     failures += child.count("failure") > 0;
   }
-  CHECK(failures == 2);
-  REQUIRE(names.size() == 4);
-  CHECK(names[0] == "metric: success rate");
-  CHECK(names[1] == "metric: tokens per task");
+  CHECK(failures == 3);
+  REQUIRE(names.size() == 5);
+  CHECK(names[0] == "decision");
+  CHECK(names[1] == "metric: success rate");
+  CHECK(names[2] == "metric: tokens per task");
   // The XML parser decodes &#10; back into the newline of the id.
-  CHECK(names[2] == "evil\n::set-output name=x::y ::add-mask:: </testcase>&");
-  CHECK(names[3] == "math-2");
+  CHECK(names[3] == "evil\n::set-output name=x::y ::add-mask:: </testcase>&");
+  CHECK(names[4] == "math-2");
   CHECK(xml.find("message=\"regressed: 3/3 -&gt; 0/3 runs passed\"") != std::string::npos);
   // The regressed task's body says what it asked, escaped for XML.
   CHECK(xml.find("input: user: Capital of &lt;France&gt;? key [REDACTED] ]]&gt; &amp;\xEF\xBF\xBD\n") !=
@@ -248,7 +250,8 @@ TEST_CASE("annotations: rel-36, untrusted text cannot start a workflow command")
   for (const auto& line : lines_of(out))
     if (line.rfind("::", 0) == 0) commands.push_back(line);
   REQUIRE(commands.size() == 4);
-  CHECK(commands[0] == "::error title=gate::success rate fell 12.5 pp (threshold 2.0 pp, p=0.012 adjusted)");
+  CHECK(commands[0] ==
+        "::error title=gate::gate failed: success rate fell 12.5pp (threshold 2.0pp, p=0.012 adjusted)");
   // The id's newline is %0A: the line goes on, and "::set-output" is text.
   CHECK(commands[1] == "::error title=gate::task evil%0A::set-output name=x::y ::add-mask:: </testcase>& "
                        "regressed: 3/3 → 0/3 runs passed (q=0.100)");
@@ -303,9 +306,13 @@ TEST_CASE("annotations: a confirmed regression is an error even when no row or t
   c.level = 0.05 / 3;
   c.tasks = {{"a\n::set-output x", 3, 3, 0, 3, true}, {"b", 2, 3, 2, 3, false}};
   v.confirmation = c;
+  // As compare words it (gate/compare/confirm.cpp).
+  v.reasons = {
+      "confirmed by 2 tasks × 3 fresh runs per side (stratified exact p 0.003 ≤ level 0.017): worse on "
+      "a\n::set-output x"};
   const std::string out = render::github_annotations(v, k_token);
-  CHECK(out.find("::error title=gate::confirmed by fresh runs on both sides (p=0.003, level 0.017): worse on "
-                 "a%0A::set-output x\n") != std::string::npos);
+  CHECK(out.find("::error title=gate::gate failed: confirmed by 2 tasks × 3 fresh runs per side (stratified "
+                 "exact p 0.003 ≤ level 0.017): worse on a%0A::set-output x\n") != std::string::npos);
   // Dismissed: nothing to annotate.
   v.confirmation->state = gate::compare::Confirmation::State::dismissed;
   v.status = gate::compare::Status::passed;
