@@ -23,6 +23,7 @@
 #include <gate/suite/suite.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/heap.hpp>
 #include <gate/util/keep.hpp>
 #include <gate/util/redact.hpp>
@@ -286,13 +287,16 @@ RunResult run_from_options(const po::variables_map& vm) {
                   st.overall.interval.high * 100);
     success += interval;
   }
+  // A gap over no measured task is n/a, not a perfect 0.0pp.
+  const std::string gap = measured.measured() > 0 ? fixed(st.consistency_gap_pp, 1) + "pp" : "n/a";
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s %s: success %s over %s; consistency gap %.1fpp; %lld of %lld runs replayed; %lld errored",
-                r.suite.name.c_str(), r.suite.version.c_str(), success.c_str(), over.c_str(),
-                st.consistency_gap_pp, static_cast<long long>(st.cache_hits),
-                static_cast<long long>(st.total_runs), static_cast<long long>(st.errored_runs));
+                "%s %s: success %s over %s; consistency gap %s; %lld of %lld runs replayed; %lld errored",
+                r.suite.name.c_str(), r.suite.version.c_str(), success.c_str(), over.c_str(), gap.c_str(),
+                static_cast<long long>(st.cache_hits), static_cast<long long>(st.total_runs),
+                static_cast<long long>(st.errored_runs));
   std::string summary = line;
+  if (r.not_made > 0) summary += "; " + std::to_string(r.not_made) + " not made";
   if (std::int64_t absorbed = report::absorbed_rate_limits(r); absorbed > 0)
     summary += "; " + std::to_string(absorbed) + " rate-limit answers (429) absorbed by retries";
   if (r.resumed) {

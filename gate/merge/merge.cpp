@@ -154,6 +154,7 @@ Merged merge(std::vector<Part> parts, const Options& o) {
     r.started_at = std::min(r.started_at, p.report.started_at);
     r.finished_at = std::max(r.finished_at, p.report.finished_at);
     if (!p.report.complete) reasons.push_back(p.file.string() + ": " + p.report.incomplete_reason);
+    r.not_made += p.report.not_made;
     // A run read from a file leaves its route empty when it is the part's
     // shared one; each part may share another, so every run keeps its own.
     for (auto& t : p.report.tasks)

@@ -265,6 +265,7 @@ template <> struct Description<Report> {
       field<Text>("finished_at", &Report::finished_at),
       field<Flag>("complete", &Report::complete),
       field<Text>("incomplete_reason", &Report::incomplete_reason),
+      field<Count>("not_made", &Report::not_made, [](const Report& r) { return r.not_made > 0; }),
       field<Maybe>("resumed", &Report::resumed, [](const Report& r) { return r.resumed.has_value(); }),
       custom<Custom<k_an_object>>("stats"),
       custom<Custom<k_an_array>>("tasks"),

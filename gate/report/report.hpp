@@ -55,6 +55,10 @@ struct Report {
   std::string started_at, finished_at; // ISO 8601 UTC; the only fields that differ between identical runs
   bool complete = true;                // false: interrupted or aborted; partial
   std::string incomplete_reason;
+  // Runs of the plan (tasks × runs) that were never made: the run stopped
+  // before them (no key, an aborted upstream, a signal). Not measured runs,
+  // not failures; written only when > 0.
+  std::int64_t not_made = 0;
   std::optional<Resumed> resumed;             // absent: not a resumed run
   std::vector<results::Prompt> prompts;       // gate.yaml's prompt templates; empty: none (not written)
   std::vector<results::Task> tasks;           // sorted by id

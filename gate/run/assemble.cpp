@@ -17,6 +17,7 @@ report::Report assemble(Outcome&& outcome, const suite::Suite& s, const config::
   r.finished_at = finished_at;
   r.complete = outcome.complete;
   r.incomplete_reason = outcome.incomplete_reason;
+  r.not_made = outcome.not_made;
   r.tasks = std::move(outcome.tasks);
   std::sort(r.tasks.begin(), r.tasks.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   // From the report's own copy of the config, as a reader of the file

@@ -368,7 +368,8 @@ bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& 
   return !r.interrupted;
 }
 
-// False when the run did not happen after all (an agent stopped by a signal).
+// False when the run did not happen after all (no client for its call, an
+// agent stopped by a signal).
 bool execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& run) {
   const suite::Case& c = *sh.in.cases[case_index];
   if (c.kind == suite::Kind::agent) {
@@ -380,8 +381,13 @@ bool execute_one(Shared& sh, std::size_t case_index, int replica, results::Run& 
   run.index = replica;
   run.fingerprint = p.fingerprint;
   Obtained o = obtain(sh, p, replica, c.id, "task " + c.id);
-  if (o.missed) run.error = replay::k_miss_error;
-  if (o.missed || o.no_client) return true;
+  // No client (no key, a refused URL): the run was never made, so it is
+  // not kept as a run at all, neither a failure nor a pass.
+  if (o.no_client) return false;
+  if (o.missed) {
+    run.error = replay::k_miss_error;
+    return true;
+  }
   run.cache_hit = o.hit;
   run.attempts = o.attempts;
   if (o.hit) {
@@ -522,6 +528,7 @@ Outcome execute(const Inputs& in, const Progress& progress) {
     // not read as a failure (or a pass).
     outcome.complete = false;
     outcome.incomplete_reason = !outcome.fatal.empty() ? outcome.fatal : "interrupted";
+    outcome.not_made = std::count(done.begin(), done.end(), 0);
     for (std::size_t i = 0; i < outcome.tasks.size(); ++i) {
       auto& rs = outcome.tasks[i].runs;
       std::vector<results::Run> kept;

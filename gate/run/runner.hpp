@@ -37,6 +37,7 @@ struct Outcome {
   std::vector<std::string> kept_workdirs; // --keep-workdirs: "task <id> run <n>: <path>", sorted
   bool complete = true;
   std::string incomplete_reason;
+  std::int64_t not_made = 0; // runs of the plan never made (they are not in `tasks`)
   // Set when the run was aborted because every further call would fail the
   // same way (auth, unknown model, unreachable upstream): exit 3.
   std::string fatal;
