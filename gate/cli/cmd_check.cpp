@@ -55,6 +55,7 @@ int cmd_check(const Args& args) {
   // which answers came from the branch itself.
   if (!run.recorded_outside_ci.empty()) v.warnings.push_back(run.recorded_outside_ci);
   if (!run.remote_failure.empty()) v.warnings.push_back(run.remote_failure);
+  if (!run.suite_note.empty()) v.warnings.insert(v.warnings.begin(), run.suite_note);
   ConfirmRequest ask{confirm_runs.value_or(run.config.confirm.runs), run.config.confirm.max_calls,
                      confirm_runs.has_value(),
                      confirm_runs.has_value() || run.config.confirm.when == "flips"};

@@ -153,6 +153,17 @@ std::optional<report::Resumed> resumed_from(const fs::path& json_path, const rep
   return resumed;
 }
 
+// The note of a run that tests an older version than the suite's latest
+// ("" when it tests the latest, or follows it).
+std::string pinned_not_latest(const config::Config& cfg, const suite::Suite& s) {
+  if (cfg.suite_version.empty() || s.version == s.latest) return "";
+  return cfg.file.string() + " pins suite.version " + s.version + ", but " + s.dir.string() +
+         "'s latest version is " + s.latest + ": this run tests " + s.version + ". To test " + s.latest +
+         ", set suite.version: " + s.latest +
+         " (or remove the pin: no version means the latest), record it, and accept it with gate baseline "
+         "update";
+}
+
 } // namespace
 
 RunResult run_from_options(const po::variables_map& vm) {
@@ -179,6 +190,10 @@ RunResult run_from_options(const po::variables_map& vm) {
   if (!cfg.suite_sha256.empty() && cfg.suite_sha256 != s.sha256)
     throw Error(Exit::bad_input, cfg.file.string() + ": suite.sha256 pins " + cfg.suite_sha256 + " but " +
                                      s.name + " " + s.version + " has " + s.sha256);
+  result.suite_note = pinned_not_latest(cfg, s);
+  // The first line: a run of an older version than the suite's latest is
+  // easy to mistake for a run of the latest.
+  if (!result.suite_note.empty()) std::cerr << "gate: warning: " << terminal_safe(result.suite_note) << "\n";
   std::vector<const suite::Case*> cases = run::select(s, cfg);
   if (cases.empty()) {
     // A shard of a small suite may hold no task: its partial report is

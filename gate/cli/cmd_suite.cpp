@@ -1,13 +1,68 @@
 #include <iostream>
+#include <sstream>
 
 #include <gate/cli/common.hpp>
+#include <gate/config/config.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/input.hpp>
 #include <gate/util/terminal.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The 1-based line of `version:` in gate.yaml's top-level suite: block, 0
+// when there is none (the config follows the latest).
+int suite_version_line(const std::string& yaml) {
+  std::istringstream in(yaml);
+  bool inside = false;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (!line.empty() && line[0] != ' ' && line[0] != '#')
+      inside = line.starts_with("suite:");
+    else if (inside && line.find_first_not_of(' ') != std::string::npos &&
+             line.substr(line.find_first_not_of(' ')).starts_with("version:"))
+      return n;
+  }
+  return 0;
+}
+
+// What to do after `gate suite new-version`: a config that pins the suite
+// keeps testing the old version until its line changes, and the baseline
+// holds the old version until it is accepted again. Specific to ./gate.yaml
+// when it tests this suite.
+void print_next_steps(const fs::path& dir, const std::string& version) {
+  std::string config = "gate.yaml",
+              where = "in your gate.yaml, under suite:", report = "<that run's report.json>";
+  if (fs::exists("gate.yaml")) {
+    try {
+      const config::Config cfg = config::load("gate.yaml");
+      std::error_code a, b;
+      if (fs::weakly_canonical(cfg.suite, a) == fs::weakly_canonical(dir, b) && !a && !b) {
+        const int line = suite_version_line(read_file("gate.yaml"));
+        where = line > 0 ? "gate.yaml:" + std::to_string(line) + ":"
+                         : "gate.yaml (it follows the latest already):";
+        report = config::output_path(cfg.outputs, cfg.outputs.json).string();
+      }
+    } catch (const Error& e) {
+      std::cerr << "gate: note: ./gate.yaml not read for the next steps: " << terminal_safe(e.what()) << "\n";
+    }
+  }
+  std::cout << "next, to test " << version << ":\n"
+            << "  1. " << terminal_safe(where) << " suite.version: " << version
+            << " (or no version: the latest)\n"
+            << "  2. gate run --config " << config << " --mode replay   # with the key exported: records "
+            << version << "\n"
+            << "  3. gate baseline update --report " << terminal_safe(shell_word(report)) << " --config "
+            << config << "   # the baseline on " << version << ", committed with the config\n";
+}
+
+} // namespace
 
 int cmd_suite(const Args& args) {
   po::options_description desc("gate suite options");
@@ -39,6 +94,7 @@ int cmd_suite(const Args& args) {
     std::string v = suite::new_version(dir, need("from"));
     std::cout << "added " << v << " to " << terminal_safe(dir.string())
               << " (now latest; older versions unchanged)\n";
+    print_next_steps(dir, v);
     return 0;
   }
   if (action == "create") {

@@ -27,6 +27,9 @@ struct RunResult {
   // With --trusted-cache: the warning that lists the replayed answers the
   // trusted cache does not hold, by task ("" when there are none).
   std::string recorded_outside_ci;
+  // The config pins an older suite version than the suite's latest: says
+  // so ("" when it does not), first on stderr and in the verdict's warnings.
+  std::string suite_note;
   // With cache.remote: why it was turned off mid-run ("" when it was not).
   std::string remote_failure;
   // --trusted-cache, for the confirmation runs that may follow.

@@ -124,6 +124,7 @@ int order_class(const TaskDiff& t) {
 struct Paired {
   std::vector<Pair> pairs;
   std::vector<std::string> added, removed;
+  std::vector<Verdict::AddedRuns> added_runs; // parallel to added
   bool fingerprints = true;
 };
 
@@ -141,6 +142,7 @@ Paired pair_tasks(const report::Report& b, const report::Report& a) {
       ++i;
     } else if (order > 0) {
       out.added.push_back(ta->id);
+      out.added_runs.push_back({a.task_stats[oa[j]].c, a.task_stats[oa[j]].n});
       ++j;
     } else {
       Pair p{tb, ta, &b.task_stats[ob[i]], &a.task_stats[oa[j]]};
@@ -279,6 +281,7 @@ Verdict compare(const report::Report& baseline, const report::Report& current, c
   Paired paired = pair_tasks(baseline, current);
   const std::vector<Pair>& pairs = paired.pairs;
   v.added = std::move(paired.added);
+  v.added_runs = std::move(paired.added_runs);
   v.removed = std::move(paired.removed);
   v.fingerprints_known = paired.fingerprints;
   v.coverage =

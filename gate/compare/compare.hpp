@@ -168,6 +168,12 @@ struct Verdict {
   std::vector<MetricRow> metrics;
   std::vector<TaskDiff> tasks; // paired tasks with any change (flipped, regressed, fixed, flaky, stable)
   std::vector<std::string> added, removed;
+  // Per added task (parallel to `added`): its passed and measured runs in
+  // the current report, so that a new task shows how it does.
+  struct AddedRuns {
+    std::int64_t passed = 0, runs = 0;
+  };
+  std::vector<AddedRuns> added_runs;
   std::vector<std::string> unmeasured; // paired tasks without a measured run on a side (left out)
   // paired counts the measured pairs; affected = paired − unchanged_inputs.
   std::int64_t paired = 0, unchanged_inputs = 0, affected = 0, rerecorded = 0;

@@ -180,6 +180,15 @@ std::string verdict_json(const Verdict& v) {
     lines(v.metrics, metric, o.key("metrics"));
     lines(v.tasks, task, o.key("tasks"));
     o.strings("added", v.added);
+    o.key("added_runs");
+    o.begin_array();
+    for (const auto& r : v.added_runs) {
+      o.begin_object();
+      o.integer("passed", r.passed);
+      o.integer("runs", r.runs);
+      o.end_object();
+    }
+    o.end_array();
     o.strings("removed", v.removed);
     o.strings("route_diff", v.route_diff);
     lines(v.scenarios, scenario, o.key("scenarios"));

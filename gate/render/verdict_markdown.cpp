@@ -343,6 +343,22 @@ void id_list(const char* title, const std::vector<std::string>& ids, Budget& b) 
   emit(b, s);
 }
 
+// Added tasks with how each does now: a new task is tested, not only named.
+void added_list(const Verdict& v, Budget& b) {
+  Section s;
+  auto n = static_cast<std::int64_t>(v.added.size());
+  s.title = "### Added tasks (" + std::to_string(n) + ")\n\nLeft out of the paired numbers.\n\n";
+  s.summary = plural(n, "task", "tasks");
+  for (std::size_t i = 0; i < v.added.size(); ++i) {
+    std::string how = "no measured run";
+    if (i < v.added_runs.size() && v.added_runs[i].runs > 0)
+      how = std::to_string(v.added_runs[i].passed) + "/" + std::to_string(v.added_runs[i].runs) +
+            " runs passed";
+    s.rows.push_back("- " + md_code_span(truncate_utf8(v.added[i], k_md_id_bytes)) + ": " + how + "\n");
+  }
+  emit(b, s);
+}
+
 // Mermaid labels: [A-Za-z0-9 _-] only, each other character one '_', so a
 // name cannot end the quoted string or the fence.
 std::string chart_label(const std::string& name) {
@@ -445,7 +461,7 @@ std::string verdict_markdown(const Verdict& v, const VerdictMarkdownOptions& o) 
   cost(v, b);
   confirmation(v, b);
   tasks(v, b);
-  id_list("Added tasks", v.added, b);
+  added_list(v, b);
   id_list("Removed tasks", v.removed, b);
   id_list("Unmeasured tasks (every run errored on a side)", v.unmeasured, b);
   if (!v.fingerprints_known)

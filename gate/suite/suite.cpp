@@ -104,7 +104,7 @@ Suite load(const std::filesystem::path& dir, const std::string& version) {
   const Metadata m = read_metadata(dir);
   const VersionInfo& info = find_version(m, version.empty() ? m.latest : version, dir);
   Loaded l = load_version(dir, info, agent_context(dir, m));
-  return Suite{dir, m.name, info.version, std::move(l.sha256), std::move(l.cases)};
+  return Suite{dir, m.name, info.version, m.latest, std::move(l.sha256), std::move(l.cases)};
 }
 
 std::string new_version(const std::filesystem::path& dir, const std::filesystem::path& from) {

@@ -81,6 +81,7 @@ struct Suite {
   std::filesystem::path dir;
   std::string name;
   std::string version;
+  std::string latest; // metadata.json's latest version: newer than `version` when a config pins an older one
   std::string sha256; // of the cases.jsonl bytes actually parsed
   std::vector<Case> cases;
 };

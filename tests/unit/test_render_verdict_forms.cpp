@@ -175,6 +175,7 @@ TEST_CASE("verdict json: every field, stable order, nulls for absent values") {
                                          "metrics",
                                          "tasks",
                                          "added",
+                                         "added_runs",
                                          "removed",
                                          "route_diff",
                                          "scenarios",

@@ -151,6 +151,7 @@ Verdict small() {
   v.tasks = {geo1, math7, geo3, math2};
 
   v.added = {"geo-9"};
+  v.added_runs = {{2, 3}};
   v.removed = {"math-0"};
   v.paired = 8;
   v.unchanged_inputs = 3;
