@@ -38,11 +38,11 @@ Bucket stream_error_bucket(std::string_view type, std::string_view code, std::st
       contains(message, "prompt is too long") || contains(message, "context window"))
     return Bucket::context_length;
   if (is("insufficient_quota")) return Bucket::quota;
-  // Anthropic's overloaded_error is its 529: a transient capacity limit,
-  // handled like a 429.
-  if (is("rate_limit_error") || is("rate_limit_exceeded") || is("overloaded_error") || is("tokens") ||
-      is("requests") || code == "429" || code == "529")
+  if (is("rate_limit_error") || is("rate_limit_exceeded") || is("tokens") || is("requests") || code == "429")
     return Bucket::rate_limit;
+  // Anthropic's overloaded_error is its 529: the servers are busy, not this
+  // key over its limit. A server failure, retried as a plain 529 is.
+  if (is("overloaded_error") || code == "529") return Bucket::server;
   if (is("authentication_error") || is("permission_error") || is("invalid_api_key")) return Bucket::auth;
   if (is("not_found_error") || is("model_not_found")) return Bucket::not_found;
   if (is("timeout_error") || is("timeout")) return Bucket::timeout;
@@ -80,7 +80,9 @@ namespace {
 
 // An error object from either provider: {"error":{"type","code","message"}}
 // or a bare {"error":"text"}. Returns false when `v` carries no error.
-bool error_of(const bj::value& v, Bucket& bucket, std::string& message) {
+// `status` is the HTTP status the error stands for when it names one
+// (Anthropic's overloaded_error: 529), else left alone.
+bool error_of(const bj::value& v, Bucket& bucket, std::string& message, int& status) {
   const auto* err = field(&v, "error");
   if (err == nullptr || err->is_null()) return false;
   if (err->is_string()) {
@@ -93,6 +95,7 @@ bool error_of(const bj::value& v, Bucket& bucket, std::string& message) {
   if (auto n = integer_of(field(err, "code"))) code = std::to_string(*n);
   message = std::string(text_of(field(err, "message")));
   bucket = stream_error_bucket(type, code, message);
+  if (type == "overloaded_error" || code == "529") status = 529;
   std::string label = type.empty() ? code : std::string(type);
   if (!label.empty()) message = label + ": " + message;
   return true;
@@ -111,7 +114,7 @@ void StreamAssembler::on_openai(std::string_view event, std::string_view data, d
   if (!v || !v->is_object()) return fail(Bucket::bad_response, "stream chunk is not a JSON object");
   Bucket bucket = Bucket::none;
   std::string message;
-  if (error_of(*v, bucket, message)) return fail(bucket, "stream error: " + message);
+  if (error_of(*v, bucket, message, result_.error_status)) return fail(bucket, "stream error: " + message);
   // Some compatible servers name the event instead of using an error object.
   if (event == "error") return fail(Bucket::server, "stream error: " + std::string(data));
 
@@ -171,7 +174,7 @@ void StreamAssembler::on_anthropic(std::string_view event, std::string_view data
   Bucket bucket = Bucket::none;
   std::string message;
   if (type == "error" || event == "error") {
-    if (!error_of(*v, bucket, message)) {
+    if (!error_of(*v, bucket, message, result_.error_status)) {
       bucket = Bucket::server;
       message = "error event without details";
     }
@@ -373,7 +376,7 @@ ApiResponse to_non_streaming(const std::string& provider, const StreamResult& r,
     else
       out.body = provider == "anthropic" ? anthropic_body(r) : openai_body(r);
   } else if (r.state == StreamState::failed) {
-    out.status = status_for(r.bucket);
+    out.status = r.error_status != 0 ? r.error_status : status_for(r.bucket);
     out.headers.emplace_back("content-type", "application/json");
     out.body = error_body(r);
   } else {

@@ -46,6 +46,7 @@ struct StreamResult {
   std::string final_body;
   std::optional<double> ttft_ms; // time to the first generated token
   Bucket bucket = Bucket::none;  // failed: the error's bucket; incomplete: connection
+  int error_status = 0;          // failed: the HTTP status the error event named (529 overloaded), else 0
   std::string error;             // short, redacted; empty when complete
 };
 

@@ -241,11 +241,15 @@ TEST_CASE("rel-27: a 200 followed by an error event fails the attempt") {
     auto a = run("anthropic", evs);
     CHECK(a.result().state == StreamState::failed);
     CHECK_FALSE(a.cacheable());
-    CHECK(a.result().bucket == Bucket::rate_limit);
+    // Overloaded, as the plain 529 is: a server failure, not this key's rate limit.
+    CHECK(a.result().bucket == Bucket::server);
     CHECK(a.result().error == "stream error: overloaded_error: Overloaded");
     auto synth = gate::model::to_non_streaming("anthropic", a.result(), stream_head());
-    CHECK(synth.status == 429);
-    CHECK(parse_response("anthropic", synth).bucket == Bucket::rate_limit);
+    CHECK(synth.status == 529);
+    const auto reply = parse_response("anthropic", synth);
+    CHECK(reply.bucket == Bucket::server);
+    CHECK(reply.error.find("HTTP 529") != std::string::npos);
+    CHECK(reply.error.find("Overloaded") != std::string::npos);
   }
   SUBCASE("context overflow mid-stream stays a context_length failure") {
     auto a = run("openai",
@@ -309,7 +313,8 @@ TEST_CASE("rel-28: a stream without its end marker is incomplete; missing usage 
 
 TEST_CASE("stream error buckets") {
   using gate::model::stream_error_bucket;
-  CHECK(stream_error_bucket("overloaded_error", "", "Overloaded") == Bucket::rate_limit);
+  CHECK(stream_error_bucket("overloaded_error", "", "Overloaded") == Bucket::server);
+  CHECK(stream_error_bucket("", "529", "") == Bucket::server);
   CHECK(stream_error_bucket("rate_limit_error", "", "") == Bucket::rate_limit);
   CHECK(stream_error_bucket("tokens", "rate_limit_exceeded", "") == Bucket::rate_limit);
   CHECK(stream_error_bucket("", "429", "") == Bucket::rate_limit);
