@@ -752,7 +752,9 @@ TEST_CASE("the build path's packages: Debian 12's Boost 1.81 packages, the plain
   // and the others by their plain names (the names .ci/debian13 installs).
   for (const char* os : {"ID=ubuntu\nVERSION_ID=\"24.04\"\n", "ID=ubuntu\nVERSION_ID=\"26.04\"\n",
                          "ID=debian\nVERSION_ID=\"13\"\n"}) {
-    auto [code, pkgs] = deps_for(tmp.path(), os);
+    const auto result = deps_for(tmp.path(), os);
+    const int code = result.first;
+    const std::string pkgs = result.second;
     INFO(os << ": " << pkgs);
     CHECK(code == 0);
     CHECK(has(pkgs, "g++ cmake make libboost-dev libboost-program-options-dev libboost-json-dev" + common));
