@@ -49,6 +49,10 @@ struct ModelConfig {
   // How long 429s are retried: for one call, and for the whole pool once no
   // call has had an answer other than a 429 for this long (an outage).
   double rate_limit_wait_s = 120.0;
+  // The longest wait a server may ask for (Retry-After) that a retry
+  // honours, as the official SDKs do (Anthropic's waits up to 60 s); a
+  // longer one ends the call, errored with that reason.
+  double max_retry_after_s = 60.0;
   std::filesystem::path ca_file; // extra trust anchors (PEM) for https; empty = the system store only
   bool stream = false;           // SSE answers (time to first token); stored in the plain form
   // Budgets shared by every worker (net/limiter.hpp); nullopt = unlimited.

@@ -237,6 +237,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.max_retries; }, {.range = {0, 20}}));
   r.push_back(make("model.rate_limit_wait_s", Kind::number, "seconds a call keeps retrying 429s; when no call of the run got past a 429 for this long, every call stops retrying them",
       [](auto& c) -> auto& { return c.model.rate_limit_wait_s; }, {.range = {0, 3600, true}}));
+  r.push_back(make("model.max_retry_after_s", Kind::number, "the longest wait a server may ask for (Retry-After) that a retry honours; a longer one errors the run with that reason (a 429's waits also stay within model.rate_limit_wait_s)",
+      [](auto& c) -> auto& { return c.model.max_retry_after_s; }, {.range = {0, 3600}}));
   r.push_back(make("model.ca_file", Kind::path, "extra trusted CA certificates (PEM) for https, besides the system store; \"\" or null = none",
       [](auto& c) -> auto& { return c.model.ca_file; }, {.nullable = true, .reported = false}));
   r.push_back(make("model.stream", Kind::boolean, "ask for a streamed (SSE) answer; records time to first token",

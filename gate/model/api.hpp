@@ -69,6 +69,10 @@ struct ApiResponse {
   double latency_ms = 0;
   std::optional<double> ttft_ms;          // streamed: request sent to first token, last attempt
   std::vector<AttemptRecord> attempt_log; // every attempt in order, this response last; empty if not sent
+  // Why the client stopped retrying a retryable answer ("" when it did not
+  // stop early): a Retry-After above model.max_retry_after_s, or a wait that
+  // the rate-limit budget cannot hold. Part of the run's error, never stored.
+  std::string gave_up;
 };
 
 // Infrastructure error buckets (METRICS.md "Errors and tokens").

@@ -230,7 +230,11 @@ Reply parse_response(const std::string& provider, const ApiResponse& r) {
     bool timed_out = std::string_view(r.body).substr(0, 8) == "timeout:";
     return failed(timed_out ? Bucket::timeout : Bucket::connection, r.body);
   }
-  if (r.status < 200 || r.status > 299) return interpret_error(r);
+  if (r.status < 200 || r.status > 299) {
+    Reply e = interpret_error(r);
+    if (!r.gave_up.empty()) e.error += "; " + r.gave_up;
+    return e;
+  }
   auto v = try_parse(r.body);
   if (!v)
     return failed(Bucket::bad_response, "HTTP " + std::to_string(r.status) + ": body is not valid JSON");

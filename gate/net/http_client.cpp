@@ -15,11 +15,18 @@
 #include <gate/net/sse.hpp>
 #include <gate/net/transport.hpp>
 #include <gate/util/error.hpp>
+#include <gate/util/format.hpp>
 #include <gate/util/redact.hpp>
 
 namespace gate::net {
 
 namespace {
+
+// "90 s", "0.5 s": a wait as the messages give it.
+std::string seconds_text(double s) {
+  std::string t = fixed(s, s == static_cast<double>(static_cast<long long>(s)) ? 0 : 1);
+  return t + " s";
+}
 
 namespace http = boost::beast::http;
 using detail::Exchange;
@@ -98,6 +105,7 @@ public:
         transport_(m.base_url, m.ca_file, o, settings, "the API key"),
         timeout_s_(m.timeout_s > 0 ? m.timeout_s : 60.0), max_retries_(std::max(0, m.max_retries)),
         rate_limit_budget_s_(std::min(o.rate_limit_budget_s, m.rate_limit_wait_s)),
+        max_server_wait_s_(std::max(0.0, m.max_retry_after_s)),
         last_unlimited_(Mono::now().time_since_epoch().count()), limiter_(limiter_options(m), clock_) {}
 
   void expect_workers(int workers) override { limiter_.set_max_concurrency(std::max(1, workers)); }
@@ -118,8 +126,9 @@ public:
 
       // The limiter may hold a call for a while in a storm; the attempt's
       // own deadline starts once it is let through.
-      auto budget_deadline = detail::after((max_retries_ + 1) * (timeout_s_ + options.backoff_cap_s) +
-                                           rate_limit_budget_s_ + limiter_wait_cap_s);
+      auto budget_deadline = detail::after(
+          (max_retries_ + 1) * (timeout_s_ + std::max(options.backoff_cap_s, max_server_wait_s_)) +
+          rate_limit_budget_s_ + limiter_wait_cap_s);
       Acquired permit = limiter_.acquire(estimate, nullptr, budget_deadline);
       waited_ms += permit.waited_s * 1000.0;
       if (permit.result != WaitResult::ready) {
@@ -146,9 +155,14 @@ public:
 
       // A caller that gave up wants no further attempt.
       if (!out.retry || (call.abandoned && call.abandoned())) return finish_call(std::move(response), log);
-      // Waiting longer than the cap would stall a worker; the response
-      // (with its retry-after) goes back to the caller instead.
-      if (out.asked && *out.asked > options.backoff_cap_s) return finish_call(std::move(response), log);
+      // A wait above model.max_retry_after_s would hold the run longer than
+      // the user allows: the response goes back, errored with that reason.
+      if (out.asked && *out.asked > max_server_wait_s_) {
+        response.gave_up = "not retried: the server asked to wait " + seconds_text(*out.asked) +
+                           " (Retry-After), above model.max_retry_after_s (" +
+                           seconds_text(max_server_wait_s_) + ")";
+        return finish_call(std::move(response), log);
+      }
       double delay = 0;
       if (response.status == 429) {
         // A rate limit passes by waiting, so it does not spend the retries
@@ -156,8 +170,15 @@ public:
         // bound: "0" from every server under load would bring every worker
         // back at once, so the backoff still grows.
         delay = std::max(out.asked.value_or(0.0), backoff_delay_s(options, rate_limited, jitter()));
-        if (detail::after(delay) > rate_limit_end || pool_rate_limited())
+        if (detail::after(delay) > rate_limit_end || pool_rate_limited()) {
+          response.gave_up =
+              "not retried: " +
+              (pool_rate_limited()
+                   ? std::string("no call of the run got past a 429 for model.rate_limit_wait_s (")
+                   : std::string("the next wait would pass this call's model.rate_limit_wait_s (")) +
+              seconds_text(rate_limit_budget_s_) + ")";
           return finish_call(std::move(response), log);
+        }
         ++rate_limited;
       } else {
         if (retries >= max_retries_) return finish_call(std::move(response), log);
@@ -277,6 +298,7 @@ private:
   double timeout_s_;
   int max_retries_;
   double rate_limit_budget_s_;
+  double max_server_wait_s_;              // model.max_retry_after_s
   std::atomic<Mono::rep> last_unlimited_; // when an attempt last got an answer other than a 429
   SteadyClock clock_;
   Limiter limiter_;

@@ -19,7 +19,8 @@ namespace gate::net {
 // Tests shorten them to keep fault tests fast.
 struct HttpOptions {
   double backoff_base_s = 0.5; // first retry waits about this long
-  double backoff_cap_s = 8.0;  // no wait is longer; a server asking for more fails fast
+  double backoff_cap_s =
+      8.0; // gate's own backoff waits no longer (a server's Retry-After: model.max_retry_after_s)
   // How long one call may keep retrying 429s (rate limits, not a spent
   // quota), which do not count against model.max_retries; the smaller of
   // this and model.rate_limit_wait_s holds. Once no attempt of any worker

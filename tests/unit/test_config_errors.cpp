@@ -82,7 +82,7 @@ TEST_CASE("a misspelt choice suggests the closest, as a misspelt key does") {
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, api, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
-      "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, stream, requests_per_minute, "
+      "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, stream, requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
       "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, pricing, agent, "
@@ -172,7 +172,7 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:1:8: model: expected a mapping of keys (provider, api, api_version, base_url, "
         "api_key_env, key_alias, "
         "name, "
-        "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, ca_file, "
+        "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, "
         "stream, "
         "requests_per_minute, "
         "tokens_per_minute), got \"gpt-4o\"");

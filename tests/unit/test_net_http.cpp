@@ -419,13 +419,17 @@ TEST_CASE("500 is retried up to max_retries, then returned") {
   CHECK(gate::model::parse_response("openai", r).bucket == Bucket::server);
 }
 
-TEST_CASE("x-should-retry: false and a wait above the cap stop the retries") {
+TEST_CASE(
+    "x-should-retry: false and a wait above model.max_retry_after_s stop the retries, with the reason") {
   FakeUpstream server(script_from(R"({"faults":[
     {"match":"hint","status":503,"times":5,"headers":{"x-should-retry":"false"}},
-    {"match":"long","status":429,"times":5,"headers":{"retry-after":"30"}}]})"));
+    {"match":"long","status":429,"times":5,"headers":{"retry-after":"30"}},
+    {"match":"busy","status":529,"times":5,"headers":{"retry-after":"30"}}]})"));
   server.start();
   auto m = model_for(server);
-  auto client = gate::net::make_http_client(m, key_env(), fast()); // cap 0.5 s
+  CHECK(m.max_retry_after_s == 60); // as the official SDKs wait
+  m.max_retry_after_s = 20;
+  auto client = gate::net::make_http_client(m, key_env(), fast());
   int attempts = 0;
   CHECK(client->send(call_for(m, "hint"), attempts).status == 503);
   CHECK(attempts == 1);
@@ -435,6 +439,36 @@ TEST_CASE("x-should-retry: false and a wait above the cap stop the retries") {
   auto reply = gate::model::parse_response("openai", r);
   CHECK(reply.bucket == Bucket::rate_limit);
   CHECK(reply.error.find("retry-after 30") != std::string::npos);
+  CHECK(reply.error.find("not retried: the server asked to wait 30 s (Retry-After), above "
+                         "model.max_retry_after_s (20 s)") != std::string::npos);
+  // Anthropic's overloaded 529 alike.
+  ApiResponse busy = client->send(call_for(m, "busy"), attempts);
+  CHECK(busy.status == 529);
+  CHECK(attempts == 1);
+  CHECK(gate::model::parse_response("openai", busy).error.find("above model.max_retry_after_s") !=
+        std::string::npos);
+}
+
+TEST_CASE("a Retry-After within model.max_retry_after_s is waited out, above the backoff's own cap") {
+  FakeUpstream server(script_from(R"({"faults":[
+    {"match":"wait","status":503,"times":1,"headers":{"retry-after":"1"}},
+    {"match":"limited","status":429,"times":1,"headers":{"retry-after":"1"}}]})"));
+  server.start();
+  auto m = model_for(server);
+  m.max_retry_after_s = 1.5;
+  // fast(): gate's own backoff never waits more than 0.5 s; the server's ask is honoured.
+  auto client = gate::net::make_http_client(m, key_env(), fast());
+  for (const char* q : {"wait", "limited"}) {
+    CAPTURE(q);
+    int attempts = 0;
+    const auto start = std::chrono::steady_clock::now();
+    ApiResponse r = client->send(call_for(m, q), attempts);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(r.status == 200);
+    CHECK(attempts == 2);
+    CHECK(waited >= 1.0);
+    CHECK(r.gave_up.empty());
+  }
 }
 
 TEST_CASE("a dropped connection is retried") {
