@@ -139,14 +139,15 @@ TEST_CASE("the generated python runner sees neither the model key nor the cache 
   REQUIRE_MESSAGE(im.exit_code == 0, im.out << im.err);
   // The imported config, with the key and the token gate must keep away.
   std::string yaml = slurp(dir / "evals/gate.yaml");
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& edit : std::vector<std::pair<std::string, std::string>>{
            {"api_key_env: OPENAI_API_KEY", "api_key_env: GATE_CANARY_MODEL_KEY"},
            {"runs: 3", "runs: 1"},
            {"cache:\n",
             "cache:\n  remote: http://127.0.0.1:9/cache\n  remote_auth_env: GATE_CANARY_CACHE_TOKEN\n"}}) {
+    const std::string& from = edit.first;
     const std::size_t at = yaml.find(from);
     REQUIRE_MESSAGE(at != std::string::npos, from);
-    yaml.replace(at, from.size(), to);
+    yaml.replace(at, from.size(), edit.second);
   }
   spit(dir / "evals/gate.yaml", yaml);
   Result r =
