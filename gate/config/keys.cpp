@@ -227,7 +227,7 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.top_p; }, {.nullable = true, .range = {0, 1}}));
   r.push_back(make("model.seed", Kind::integer, "sampling seed; null = not sent",
       [](auto& c) -> auto& { return c.model.seed; }, {.nullable = true}));
-  r.push_back(make("model.max_tokens", Kind::integer, "completion token limit; null = not sent",
+  r.push_back(make("model.max_tokens", Kind::integer, "completion token limit; null = not sent (Anthropic requires one: null sends 1024, which the route records)",
       [](auto& c) -> auto& { return c.model.max_tokens; }, {.nullable = true, .range = {1, 1e9}}));
   r.push_back(make("model.extra", Kind::object, "provider-specific request fields merged into every request body (and so into the cache key), e.g. reasoning_effort; not a field gate sets itself; {} or null = none",
       [](auto& c) -> auto& { return c.model.extra; }, {.nullable = true, .extra = gate_owned_fields}));

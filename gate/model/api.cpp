@@ -81,14 +81,7 @@ std::string build_openai(const config::ModelConfig& m, const std::string& system
   for (const auto& msg : messages)
     msgs.push_back(message_object(msg.role, msg.content));
   body["messages"] = std::move(msgs);
-  const bool reasoning = openai_reasoning_model(m.name);
-  if (!reasoning) {
-    if (m.temperature) body["temperature"] = *m.temperature;
-    if (m.top_p) body["top_p"] = *m.top_p;
-  }
-  if (m.seed) body["seed"] = *m.seed;
-  // OpenAI deprecated max_tokens on Chat Completions; reasoning models refuse it.
-  if (m.max_tokens) body[reasoning ? "max_completion_tokens" : "max_tokens"] = *m.max_tokens;
+  put_settings(wire_settings(m), body);
   return json::canonical(body);
 }
 
@@ -111,14 +104,45 @@ std::string build_anthropic(const config::ModelConfig& m, const std::string& sys
   }
   if (!sys.empty()) body["system"] = sys;
   body["messages"] = std::move(msgs);
-  body["max_tokens"] = m.max_tokens.value_or(k_anthropic_default_max_tokens);
-  if (m.temperature) body["temperature"] = *m.temperature;
-  // When both are set, temperature is the one kept: it is gate's default.
-  if (m.top_p && !(m.temperature && anthropic_one_sampling_field(m.name))) body["top_p"] = *m.top_p;
+  put_settings(wire_settings(m), body);
   return json::canonical(body);
 }
 
 } // namespace
+
+WireSettings wire_settings(const config::ModelConfig& m) {
+  WireSettings w;
+  const std::string d = dialect(m);
+  if (d == "anthropic") {
+    w.max_tokens = m.max_tokens.value_or(k_anthropic_default_max_tokens);
+    w.max_tokens_field = "max_tokens";
+    w.temperature = m.temperature;
+    // When both are set, temperature is the one kept: it is gate's default.
+    if (!(m.temperature && anthropic_one_sampling_field(m.name))) w.top_p = m.top_p;
+    return w;
+  }
+  const bool reasoning = openai_reasoning_model(m.name);
+  if (!reasoning) {
+    w.temperature = m.temperature;
+    w.top_p = m.top_p;
+  }
+  w.max_tokens = m.max_tokens;
+  if (d == "responses") {
+    w.max_tokens_field = "max_output_tokens";
+    return w;
+  }
+  w.seed = m.seed;
+  // OpenAI deprecated max_tokens on Chat Completions; reasoning models refuse it.
+  w.max_tokens_field = reasoning ? "max_completion_tokens" : "max_tokens";
+  return w;
+}
+
+void put_settings(const WireSettings& w, boost::json::object& body) {
+  if (w.temperature) body["temperature"] = *w.temperature;
+  if (w.top_p) body["top_p"] = *w.top_p;
+  if (w.seed) body["seed"] = *w.seed;
+  if (w.max_tokens) body[w.max_tokens_field] = *w.max_tokens;
+}
 
 std::string to_string(Bucket b) {
   for (const auto& e : k_bucket_names)

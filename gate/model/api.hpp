@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include <gate/config/config.hpp>
 
 namespace gate::model {
@@ -114,6 +116,24 @@ struct Reply {
 // parse_response, the stream code and the cache key take: "openai" (Chat
 // Completions), "responses" (OpenAI's Responses API) or "anthropic".
 std::string dialect(const config::ModelConfig& m);
+
+// The sampling and length settings a request of this config carries, as
+// they go on the wire: what the request builders send and what the route
+// records, so that route hygiene compares real settings. A field the
+// provider or the model family does not take is absent: OpenAI reasoning
+// models (gpt-5, o-series) get neither temperature nor top_p, and their
+// limit as max_completion_tokens; the Responses API has no seed and names
+// its limit max_output_tokens; Anthropic has no seed, requires max_tokens
+// (1024 when the config has none) and takes at most one of temperature and
+// top_p on Claude 4.5 and later (temperature kept).
+struct WireSettings {
+  std::optional<double> temperature, top_p;
+  std::optional<std::int64_t> seed, max_tokens;
+  std::string max_tokens_field; // the body's name for max_tokens
+};
+WireSettings wire_settings(const config::ModelConfig& m);
+// Writes the settings into a request body.
+void put_settings(const WireSettings& w, boost::json::object& body);
 
 // Builds the request body for a case's messages under the model config
 // (model name, sampling, max tokens). Returns canonical JSON.

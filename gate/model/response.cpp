@@ -54,8 +54,32 @@ std::string header(const ApiResponse& r, std::string_view name) {
 // {"detail":"..."}.
 struct ErrorInfo {
   std::string message;
-  std::string code; // OpenAI code, else the error type
+  std::string code;  // OpenAI code, else the error type
+  std::string param; // OpenAI: the request field the error is about
 };
+
+// A 400 unsupported_parameter / unsupported_value about a setting gate
+// sends: the gate.yaml key to change (the model family table in
+// model::wire_settings covers the known ones; a new model may not be in it).
+std::string setting_hint(const ErrorInfo& e) {
+  if (e.code != "unsupported_parameter" && e.code != "unsupported_value") return "";
+  struct Key {
+    std::string_view param, key;
+  };
+  static constexpr Key k_keys[] = {{"temperature", "model.temperature"},
+                                   {"top_p", "model.top_p"},
+                                   {"seed", "model.seed"},
+                                   {"max_tokens", "model.max_tokens"},
+                                   {"max_completion_tokens", "model.max_tokens"},
+                                   {"max_output_tokens", "model.max_tokens"}};
+  for (const Key& k : k_keys)
+    if (e.param == k.param)
+      return " (the model does not take " + std::string(k.param) + ": set " + std::string(k.key) +
+             ": null in gate.yaml)";
+  if (!e.param.empty())
+    return " (the model does not take " + e.param + ": remove it from model.extra in gate.yaml)";
+  return "";
+}
 
 ErrorInfo error_info(std::string_view body) {
   ErrorInfo info;
@@ -72,6 +96,7 @@ ErrorInfo error_info(std::string_view body) {
   } else if (err != nullptr && err->is_object()) {
     info.message = text_of(field(err, "message"));
     info.code = text_of(field(err, "code"));
+    info.param = text_of(field(err, "param"));
     if (info.code.empty()) info.code = text_of(field(err, "type"));
     if (info.code.empty()) info.code = text_of(field(err, "status")); // Google's: a number is its code
   }
@@ -123,7 +148,7 @@ Reply interpret_error(const ApiResponse& r) {
   if (s >= 500) return failed(Bucket::server, status + e.message);
   if ((s == 400 || s == 413 || s == 422) && is_context_overflow(e))
     return failed(Bucket::context_length, status + e.message);
-  return failed(Bucket::bad_response, status + e.message);
+  return failed(Bucket::bad_response, status + e.message + setting_hint(e));
 }
 
 Reply interpret_openai(const boost::json::value& v) {

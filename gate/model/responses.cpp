@@ -43,9 +43,7 @@ std::string build_responses(const config::ModelConfig& m, const std::string& sys
   for (const auto& msg : messages)
     input.push_back(bj::object{{"role", msg.role}, {"content", msg.content}});
   body["input"] = std::move(input);
-  if (m.temperature) body["temperature"] = *m.temperature;
-  if (m.top_p) body["top_p"] = *m.top_p;
-  if (m.max_tokens) body["max_output_tokens"] = *m.max_tokens;
+  put_settings(wire_settings(m), body);
   // The API keeps every response for 30 days unless told not to; an eval
   // run has no use for that and its prompts may be private.
   body["store"] = false;

@@ -10,6 +10,7 @@
 #include <gate/cache/store.hpp>
 #include <gate/check/check.hpp>
 #include <gate/check/judge.hpp>
+#include <gate/model/api.hpp>
 #include <gate/net/http_client.hpp>
 #include <gate/prompt/apply.hpp>
 #include <gate/replay/policy.hpp>
@@ -446,10 +447,12 @@ results::Route configured_route(const config::Config& c) {
   // when set, so that other providers' routes stay as they were.
   if (!c.model.api_version.empty()) r["api_version"] = c.model.api_version;
   r["key_alias"] = c.model.key_alias;
-  r["temperature"] = number_text(c.model.temperature);
-  r["top_p"] = number_text(c.model.top_p);
-  r["seed"] = number_text(c.model.seed);
-  r["max_tokens"] = number_text(c.model.max_tokens);
+  // What went on the wire ("unset" when a field was not sent).
+  const model::WireSettings w = model::wire_settings(c.model);
+  r["temperature"] = number_text(w.temperature);
+  r["top_p"] = number_text(w.top_p);
+  r["seed"] = number_text(w.seed);
+  r["max_tokens"] = number_text(w.max_tokens);
   r["tool_schema_version"] = "none";
   r["gate_version"] = k_version;
   return r;

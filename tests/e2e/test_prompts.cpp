@@ -85,7 +85,9 @@ TEST_CASE("a prompt edit is an ordinary change: only its tasks' fingerprints mov
   const auto fb = fingerprints(before), fa = fingerprints(after);
   REQUIRE(fb.size() == 44);
   int moved = 0;
-  for (const auto& [id, fp] : fb) {
+  for (const auto& entry : fb) {
+    const std::string& id = entry.first;
+    const auto& fp = entry.second;
     const bool support = id.starts_with("support-");
     CHECK_MESSAGE((fa.at(id) != fp) == support, id);
     moved += fa.at(id) != fp;

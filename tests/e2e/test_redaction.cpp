@@ -197,7 +197,9 @@ TEST_CASE("rel-03: gate proxy never hands the key to its client nor stores it, i
   Child rec = start_proxy(tmp.path(), "record", env, rec_out, port);
   REQUIRE(port != 0);
   std::vector<std::string> bodies;
-  for (const auto& [word, stream] : asks) {
+  for (const auto& ask : asks) {
+    const auto& word = ask.first;
+    const auto& stream = ask.second;
     CAPTURE(word);
     ProxyAnswer a = post(port, "/t/leak/r/0/chat/completions", request(word, stream));
     CHECK(a.status == 200);

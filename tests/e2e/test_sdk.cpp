@@ -112,7 +112,9 @@ void check_sdk(const std::string& package, const std::string& provider, const st
     MESSAGE("SKIPPED: " << why);
     return;
   }
-  auto [recorded, replayed] = record_then_replay(provider, script, calls);
+  const auto both = record_then_replay(provider, script, calls);
+  const auto& recorded = both.first;
+  const auto& replayed = both.second;
   INFO("record stderr: " << recorded.err);
   INFO("replay stderr: " << replayed.err);
   CHECK(recorded.exit_code == 0);

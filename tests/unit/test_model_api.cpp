@@ -2,7 +2,11 @@
 
 #include <string>
 
+#include <boost/json.hpp>
+#include <optional>
+
 #include <gate/model/api.hpp>
+#include <gate/run/runner.hpp>
 #include <gate/util/redact.hpp>
 
 #include "test_model_support.hpp"
@@ -118,6 +122,102 @@ TEST_CASE("anthropic request: top-level system, max_tokens always, no seed") {
   body = gate::model::build_request(m, "A", {{"system", "B"}, {"user", "Hi"}});
   CHECK(body == R"({"max_tokens":256,"messages":[{"content":"Hi","role":"user"}],"model":"claude-x",)"
                 R"("system":"A\n\nB","top_p":0.5})");
+}
+
+TEST_CASE("the route records what went on the wire: each setting as the request body carries it") {
+  struct Case {
+    gate::config::ModelConfig m;
+    const char* limit_field;
+  };
+  auto openai = openai_model();
+  openai.seed = 7;
+  openai.top_p = 0.9;
+  auto reasoning = openai;
+  reasoning.name = "gpt-5-mini";
+  auto responses = openai;
+  responses.api = "responses";
+  auto responses_reasoning = responses;
+  responses_reasoning.name = "o4-mini";
+  auto anthropic = anthropic_model();
+  anthropic.seed = 7;
+  anthropic.top_p = 0.5;
+  anthropic.name = "claude-sonnet-4-5";
+  auto anthropic_null = anthropic_model();
+  anthropic_null.max_tokens.reset();
+  for (const Case& c : {Case{openai, "max_tokens"}, Case{reasoning, "max_completion_tokens"},
+                        Case{responses, "max_output_tokens"}, Case{responses_reasoning, "max_output_tokens"},
+                        Case{anthropic, "max_tokens"}, Case{anthropic_null, "max_tokens"}}) {
+    CAPTURE(c.m.name);
+    CAPTURE(c.m.api);
+    const auto w = gate::model::wire_settings(c.m);
+    CHECK(w.max_tokens_field == c.limit_field);
+    const auto body = boost::json::parse(gate::model::build_request(c.m, "", {{"user", "Hi"}})).as_object();
+    auto sent = [&](const char* field) -> std::optional<double> {
+      const auto* v = body.if_contains(field);
+      return v ? std::optional<double>(v->to_number<double>()) : std::nullopt;
+    };
+    CHECK(sent("temperature") == w.temperature);
+    CHECK(sent("top_p") == w.top_p);
+    CHECK(sent("seed") == (w.seed ? std::optional<double>(static_cast<double>(*w.seed)) : std::nullopt));
+    CHECK(sent(c.limit_field) ==
+          (w.max_tokens ? std::optional<double>(static_cast<double>(*w.max_tokens)) : std::nullopt));
+    // The route, from the same settings: "unset" for what was not sent.
+    gate::config::Config cfg;
+    cfg.model = c.m;
+    const auto route = gate::run::configured_route(cfg);
+    CHECK((route.at("seed") == "unset") == !sent("seed").has_value());
+    CHECK((route.at("temperature") == "unset") == !sent("temperature").has_value());
+    CHECK((route.at("top_p") == "unset") == !sent("top_p").has_value());
+    CHECK((route.at("max_tokens") == "unset") == !sent(c.limit_field).has_value());
+  }
+  // By hand: Anthropic and the Responses API never received a seed; a
+  // null max_tokens on Anthropic went out as 1024; Claude 4.5 kept temperature.
+  gate::config::Config cfg;
+  cfg.model = anthropic;
+  CHECK(gate::run::configured_route(cfg).at("seed") == "unset");
+  CHECK(gate::run::configured_route(cfg).at("top_p") == "unset");
+  CHECK(gate::run::configured_route(cfg).at("temperature") == "0");
+  cfg.model = anthropic_null;
+  CHECK(gate::run::configured_route(cfg).at("max_tokens") == "1024");
+  cfg.model = responses;
+  CHECK(gate::run::configured_route(cfg).at("seed") == "unset");
+  CHECK(gate::run::configured_route(cfg).at("max_tokens") == "512");
+  cfg.model = reasoning;
+  CHECK(gate::run::configured_route(cfg).at("temperature") == "unset");
+  CHECK(gate::run::configured_route(cfg).at("seed") == "7");
+}
+
+TEST_CASE("a 400 unsupported_parameter / unsupported_value names the gate.yaml key to change") {
+  // OpenAI's documented bodies for a reasoning model sent max_tokens or a temperature.
+  auto r = parse_response(
+      "openai",
+      response(
+          400,
+          R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}})"));
+  CHECK(r.bucket == Bucket::bad_response);
+  CHECK(r.error.find("Unsupported parameter: 'max_tokens'") != std::string::npos);
+  CHECK(r.error.find("(the model does not take max_tokens: set model.max_tokens: null in gate.yaml)") !=
+        std::string::npos);
+  r = parse_response(
+      "openai",
+      response(
+          400,
+          R"({"error":{"message":"Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}})"));
+  CHECK(r.error.find("set model.temperature: null in gate.yaml") != std::string::npos);
+  // A field gate does not set came from model.extra.
+  r = parse_response(
+      "openai",
+      response(
+          400,
+          R"({"error":{"message":"Unsupported parameter: 'logprobs'","type":"invalid_request_error","param":"logprobs","code":"unsupported_parameter"}})"));
+  CHECK(r.error.find("remove it from model.extra") != std::string::npos);
+  // Any other 400 gets no hint.
+  r = parse_response(
+      "openai",
+      response(
+          400,
+          R"({"error":{"message":"bad","type":"invalid_request_error","param":"temperature","code":"invalid_value"}})"));
+  CHECK(r.error == "HTTP 400: bad");
 }
 
 TEST_CASE("openai success: text, finish reason, usage") {
