@@ -193,6 +193,12 @@ const Provider* find_provider(std::string_view name); // nullptr when gate does 
 // that what gate pins (sampling, limits, the conversation) stays pinned.
 const std::vector<std::string>& request_fields();
 
+// What makes a URL carry a secret ("" when nothing does): a user:password@
+// part, or a query parameter that holds a key (key=, api_key=, token=, sig=,
+// …). Never the secret itself: the text is safe to print. A URL in gate.yaml
+// is committed; the key belongs in the environment.
+std::string credentials_in_url(std::string_view url);
+
 // Loads gate.yaml. Unknown keys, duplicate keys, wrong types, tabs and YAML
 // syntax errors are Error(bad_input) "file:line:col: what was expected".
 // Relative paths are resolved against the file's directory.

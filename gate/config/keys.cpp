@@ -141,10 +141,50 @@ std::string http_url(const Value& v) {
   const std::string* s = as_string(v);
   if (!s) return "";
   for (std::string_view scheme : {"http://", "https://"}) {
-    if (s->size() > scheme.size() && s->compare(0, scheme.size(), scheme) == 0) return "";
+    if (s->size() > scheme.size() && s->compare(0, scheme.size(), scheme) == 0) {
+      const std::string secret = credentials_in_url(*s);
+      if (secret.empty()) return "";
+      // Not quoted back: the text holds the secret.
+      return "expected a URL without credentials, got one with " + secret +
+             ": gate.yaml is committed; put the key in the environment variable model.api_key_env names "
+             "(cache.remote: cache.remote_auth_env)";
+    }
   }
   return "expected a URL starting with http:// or https://, got " + quote_excerpt(*s);
 }
+
+} // namespace
+} // namespace detail
+
+std::string credentials_in_url(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t authority = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const std::size_t path = url.find_first_of("/?#", authority);
+  const std::string_view host =
+      url.substr(authority, path == std::string_view::npos ? url.npos : path - authority);
+  if (host.find('@') != std::string_view::npos) return "a user:password@ part";
+  const std::size_t q = url.find('?');
+  if (q == std::string_view::npos) return "";
+  std::string_view query = url.substr(q + 1);
+  query = query.substr(0, query.find('#'));
+  static constexpr std::string_view k_secret_params[] = {
+      "key", "api_key", "apikey", "api-key", "access_token", "token", "sig", "secret", "password"};
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    std::string name(pair.substr(0, pair.find('=')));
+    for (char& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::string_view p : k_secret_params)
+      if (name == p) return "a " + name + "= query parameter";
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+namespace detail {
+namespace {
 
 std::string env_name(const Value& v) {
   const std::string* s = as_string(v);

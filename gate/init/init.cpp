@@ -77,6 +77,15 @@ std::vector<File> starter_files(const Options& o) {
   if (model.empty() || !valid_utf8(model)) throw_bad_input("gate init: --model must be a non-empty model id");
   if (!(base_url.starts_with("http://") || base_url.starts_with("https://")) || !valid_utf8(base_url))
     throw_bad_input("gate init: --base-url must start with http:// or https://, got \"" + base_url + "\"");
+  // gate.yaml is committed: a key in the URL would be too (the URL is not
+  // quoted back, it holds the secret).
+  if (const std::string secret = config::credentials_in_url(base_url); !secret.empty())
+    throw_bad_input(
+        "gate init: --base-url carries " + secret +
+        ", which would be written to gate.yaml and committed; pass the URL without it and put the "
+        "key in $" +
+        (p.api_key_env.empty() ? std::string("the variable model.api_key_env names") : p.api_key_env) +
+        " (gate sends it as the provider's key header)");
 
   std::string yaml(templates::k_gate_yaml);
   replace_all(yaml, "@PROVIDER@", p.name);
@@ -123,7 +132,15 @@ void write_files(const fs::path& dir, const std::vector<File>& files, const std:
       continue;
     }
     for (fs::path parent = f.path.parent_path(); !parent.empty(); parent = parent.parent_path()) {
-      const fs::file_type t = fs::status(dir / parent, ec).type();
+      // symlink_status: a directory symlink inside DIR would take the file
+      // to wherever it points, outside DIR.
+      const fs::file_type t = fs::symlink_status(dir / parent, ec).type();
+      if (t == fs::file_type::symlink) {
+        in_the_way.push_back((dir / parent).lexically_normal().string() +
+                             " is a symlink (no file is written through one: it would land outside " +
+                             dir.string() + ")");
+        break;
+      }
       if (t != fs::file_type::not_found && t != fs::file_type::directory) {
         in_the_way.push_back((dir / parent).lexically_normal().string() + " exists and is not a directory");
         break;

@@ -234,6 +234,16 @@ TEST_CASE("gate import promptfoo: bad input names file:line:col and writes nothi
   CHECK(!fs::exists(dir / "evals" / "x" / "suite"));
   CHECK(slurp(dir / "evals" / "x" / "gate.yaml") == "mine\n");
 
+  // --out with a directory symlink inside: nothing lands where it points.
+  fs::remove_all(dir / "evals" / "x");
+  fs::create_directories(dir / "elsewhere");
+  fs::create_directories(dir / "evals" / "x");
+  fs::create_directory_symlink(dir / "elsewhere", dir / "evals" / "x" / "suite");
+  r = run_gate({"import", "promptfoo", "promptfooconfig.yaml", "--out", "evals/x"}, dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("evals/x/suite is a symlink (no file is written through one") != std::string::npos);
+  CHECK(fs::is_empty(dir / "elsewhere"));
+
   // A newcomer who leaves out --out is told what it is, not only the usage line.
   r = run_gate({"import", "promptfoo", "promptfooconfig.yaml"}, dir);
   CHECK(r.exit_code == 2);

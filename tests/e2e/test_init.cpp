@@ -319,6 +319,30 @@ TEST_CASE("gate init refuses to overwrite: one file in the way, and nothing at a
   CHECK_FALSE(fs::exists(tmp.path() / "evals"));
 }
 
+TEST_CASE("gate init writes nothing through a symlinked directory, nor a key in --base-url") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "repo", outside = tmp.path() / "outside";
+  fs::create_directories(dir);
+  fs::create_directories(outside);
+  fs::create_directory_symlink(outside, dir / "evals");
+  Result r = run_gate({"init", dir.string()}, tmp.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, (dir / "evals").string() + " is a symlink (no file is written through one"));
+  CHECK(has(r.err, "nothing written"));
+  CHECK(files_below(outside).empty());
+  CHECK_FALSE(fs::exists(dir / "gate.yaml"));
+
+  const std::string canary = "sk-init-url-canary-0001";
+  fs::remove(dir / "evals");
+  r = run_gate({"init", dir.string(), "--base-url", "https://api.example.com/v1?key=" + canary}, tmp.path());
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "--base-url carries a key= query parameter, which would be written to gate.yaml"));
+  CHECK(has(r.err, "put the key in $OPENAI_API_KEY"));
+  CHECK(r.err.find(canary) == std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "gate.yaml"));
+}
+
 TEST_CASE("gate init --help prints no empty default: a provider without one is said so") {
   TempDir tmp;
   Result r = run_gate({"init", "--help"}, tmp.path());

@@ -192,7 +192,7 @@ TEST_CASE("show and to_json redact a registered secret pasted into a value") {
   const std::string secret = "sk-config-test-secret-qzvxkwjq";
   gate::register_secret(secret);
   Config c = load(s.write("gate.yaml", "suite:\n  path: s\nmodel:\n  name: m\n"
-                                       "  base_url: https://h.example/v1?key=" +
+                                       "  base_url: https://h.example/v1/" +
                                            secret + "\n"));
   CHECK(show(c).find(secret) == std::string::npos);
   CHECK(show(c).find(std::string(gate::k_redacted)) != std::string::npos);

@@ -82,7 +82,8 @@ TEST_CASE("a misspelt choice suggests the closest, as a misspelt key does") {
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
       "provider, api, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
-      "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, stream, requests_per_minute, "
+      "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, stream, "
+      "requests_per_minute, "
       "tokens_per_minute";
   const std::string top_keys =
       "suite, model, judge, prompt, runs, concurrency, token_band_pct, include_polluted, pricing, agent, "
@@ -172,7 +173,8 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:1:8: model: expected a mapping of keys (provider, api, api_version, base_url, "
         "api_key_env, key_alias, "
         "name, "
-        "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, "
+        "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, "
+        "max_retry_after_s, ca_file, "
         "stream, "
         "requests_per_minute, "
         "tokens_per_minute), got \"gpt-4o\"");
@@ -254,4 +256,25 @@ TEST_CASE("required keys") {
   // The model section exists (line 3) but lacks its name.
   CHECK(load_error("suite:\n  path: s\nmodel:\n  seed: 1\n") ==
         "gate.yaml:3:1: missing required key model.name (model id sent upstream)");
+}
+
+TEST_CASE("a URL that carries a secret is refused, and the error never quotes it") {
+  using gate::config::credentials_in_url;
+  CHECK(credentials_in_url("https://api.example.com/v1") == "");
+  CHECK(credentials_in_url("https://api.example.com/v1?api-version=2024-10-21") == "");
+  CHECK(credentials_in_url("https://api.example.com/v1?key=sk-abc") == "a key= query parameter");
+  CHECK(credentials_in_url("https://x.test/v1?a=1&API_KEY=sk-abc#f") == "a api_key= query parameter");
+  CHECK(credentials_in_url("https://x.test/o?sv=1&sig=abc") == "a sig= query parameter");
+  CHECK(credentials_in_url("https://user:pw@x.test/v1") == "a user:password@ part");
+  CHECK(credentials_in_url("https://x.test/v1/a@b") == ""); // an @ in the path is no credential
+  const std::string e =
+      load_error(k_minimal + "  base_url: https://api.example.com/v1?key=sk-canary-url-0001\n");
+  CHECK(
+      e.find("gate.yaml:5:13: model.base_url: expected a URL without credentials, got one with a key= query "
+             "parameter") == 0);
+  CHECK(e.find("sk-canary-url-0001") == std::string::npos);
+  const std::string remote =
+      load_error(k_minimal + "cache:\n  remote: https://tok:sk-canary-url-0002@cache.example.com/c\n");
+  CHECK(remote.find("a user:password@ part") != std::string::npos);
+  CHECK(remote.find("sk-canary-url-0002") == std::string::npos);
 }
