@@ -133,9 +133,21 @@ bool role_is(const bj::value& message, const char* role) {
   return r && r->is_string() && r->get_string() == role;
 }
 
+// The orchestrator's opening message: no usage object at all (null or
+// absent) and no tool calls.
+bool canned(const bj::value& message) {
+  const bj::value* usage = member(&message, {"usage"});
+  const bj::value* calls = member(&message, {"tool_calls"});
+  const bool no_calls = !calls || calls->is_null() || (calls->is_array() && calls->get_array().empty());
+  return (!usage || usage->is_null()) && no_calls;
+}
+
 // The agent's tokens over the whole conversation; absent (usage unknown)
-// when an agent message carries none. The user simulator's are not the
-// agent's and are left out.
+// when a message the agent's model produced carries none. The user
+// simulator's are not the agent's and are left out, and so is τ²-bench's
+// canned greeting: when the agent speaks first, the orchestrator opens with
+// a fixed assistant message that no model produced (usage null, no tool
+// calls), which is no missing measurement.
 std::optional<bj::object> agent_usage(const bj::value* messages, const std::string& where) {
   if (!messages || !messages->is_array()) return std::nullopt;
   std::int64_t prompt = 0, completion = 0;
@@ -145,6 +157,7 @@ std::optional<bj::object> agent_usage(const bj::value* messages, const std::stri
     if (!role_is(list[i], "assistant")) continue;
     const bj::value* p = member(&list[i], {"usage", "prompt_tokens"});
     const bj::value* c = member(&list[i], {"usage", "completion_tokens"});
+    if (i == 0 && !p && !c && canned(list[i])) continue;
     if (!p || !c) return std::nullopt;
     const std::string at = "messages[" + std::to_string(i) + "].usage.";
     prompt += whole(p, where, at + "prompt_tokens");

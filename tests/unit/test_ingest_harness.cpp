@@ -140,6 +140,27 @@ TEST_CASE("τ²-bench: a results file on one line is still τ²-bench's, not one
   CHECK(f.records.size() == 1);
 }
 
+TEST_CASE("τ²-bench: the canned greeting (usage null) is no missing measurement; a later message is") {
+  // Every real τ²-bench conversation where the agent speaks first opens with
+  // the orchestrator's fixed greeting, which carries usage: null.
+  std::string text = k_tau2;
+  const std::string greeting =
+      R"({"role": "assistant", "content": "Hi", "usage": {"prompt_tokens": 100, "completion_tokens": 10}})";
+  REQUIRE(text.find(greeting) != std::string::npos);
+  text.replace(
+      text.find(greeting), greeting.size(),
+      R"({"role": "assistant", "content": "Hi! How can I help you today?", "tool_calls": null, "usage": null, "raw_data": null, "cost": 0.0})");
+  auto recs = read_all(records_of({"results.json", text}, {}));
+  REQUIRE(recs[0].run.usage_known);
+  CHECK(recs[0].run.prompt_tokens == 150); // the model's message alone
+  CHECK(recs[0].run.completion_tokens == 20);
+  // A null usage on a model's later message is a missing measurement.
+  text.replace(text.find(R"("usage": {"prompt_tokens": 150, "completion_tokens": 20},)"),
+               std::string(R"("usage": {"prompt_tokens": 150, "completion_tokens": 20},)").size(),
+               R"("usage": null,)");
+  CHECK_FALSE(read_all(records_of({"results.json", text}, {}))[0].run.usage_known);
+}
+
 TEST_CASE("τ²-bench: an agent message without usage makes the run's tokens n/a") {
   std::string text = k_tau2;
   text.replace(text.find(R"("usage": {"prompt_tokens": 150, "completion_tokens": 20},)"),
