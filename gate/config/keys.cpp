@@ -74,6 +74,7 @@ struct Spec {
   std::vector<std::string> choices = {};
   std::function<std::string(const Value&)> extra = {};
   bool reported = true;
+  // A table (pricing): each row's fields; a trailing '?' marks one a row may leave out.
   std::vector<std::string> table_fields = {};
 };
 
@@ -309,8 +310,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.token_band_pct; }, {.range = k_positive}));
   r.push_back(make("include_polluted", Kind::boolean, "count route-polluted tasks in the consistency gap",
       [](auto& c) -> auto& { return c.include_polluted; }));
-  r.push_back(make("pricing", Kind::object, "USD per million tokens by model name, e.g. gpt-4o-mini: {prompt: 0.15, completion: 0.6}: the report's cost per task and suite, and the cost check; a model without a row has no cost (n/a); {} or null = no cost",
-      [](auto& c) -> auto& { return c.pricing; }, {.nullable = true, .range = k_non_negative, .table_fields = {"prompt", "completion"}}));
+  r.push_back(make("pricing", Kind::object, "USD per million tokens by model name, e.g. gpt-4o-mini: {prompt: 0.15, completion: 0.6, cached_prompt: 0.075}: the report's cost per task and suite, and the cost check; cached_prompt prices the prompt tokens the provider's cache served, cache_write those written to it (Anthropic), each at prompt when left out; a model without a row has no cost (n/a); {} or null = no cost",
+      [](auto& c) -> auto& { return c.pricing; }, {.nullable = true, .range = k_non_negative, .table_fields = {"prompt", "completion", "cached_prompt?", "cache_write?"}}));
   r.push_back(make("agent.workdir", Kind::path, "where agent tasks get their work copies; \"\" or null = the system temp directory ($TMPDIR)",
       [](auto& c) -> auto& { return c.agent_workdir; }, {.nullable = true, .reported = false}));
   r.push_back(make("cache.dir", Kind::path, "cache directory",
@@ -425,10 +426,14 @@ std::string describe(const Row& r) {
   case Kind::object:
     d = "a mapping";
     if (!r.table_fields.empty()) {
-      d += " of names to {";
-      for (std::size_t i = 0; i < r.table_fields.size(); ++i)
-        d += (i ? ", " : "") + r.table_fields[i];
-      d += "}, each a number" + range_text(r.range);
+      // "{prompt, completion; optional cached_prompt, cache_write}"
+      std::string required, optional;
+      for (const std::string& f : r.table_fields)
+        (f.ends_with('?') ? optional : required) +=
+            ((f.ends_with('?') ? optional : required).empty() ? "" : ", ") +
+            (f.ends_with('?') ? f.substr(0, f.size() - 1) : f);
+      d += " of names to {" + required + (optional.empty() ? "" : "; optional " + optional) +
+           "}, each a number" + range_text(r.range);
     }
     break;
   case Kind::choice:

@@ -274,13 +274,23 @@ private:
     cfg_.origin[dotted] = where_ + ":" + std::to_string(key.Mark().line + 1);
   }
 
-  // A table such as pricing: each name's mapping holds exactly the row's
-  // fields, each a plain number in its range; errors point at the value.
+  // A table such as pricing: each name's mapping holds the row's fields
+  // (those marked '?' optional), each a plain number in its range; errors
+  // point at the value.
   void check_table(const Row& row, const YAML::Node& table) const {
     std::map<std::string, int> names;
     std::string fields;
-    for (const std::string& f : row.table_fields)
-      fields += (fields.empty() ? "" : ", ") + f;
+    std::vector<std::string> known, required;
+    std::string optional;
+    for (const std::string& f : row.table_fields) {
+      known.push_back(f.ends_with('?') ? f.substr(0, f.size() - 1) : f);
+      if (f.ends_with('?'))
+        optional += (optional.empty() ? "" : ", ") + known.back();
+      else
+        fields += (fields.empty() ? "" : ", ") + f;
+      if (!f.ends_with('?')) required.push_back(f);
+    }
+    if (!optional.empty()) fields += " (optional: " + optional + ")";
     for (const auto& entry : table) {
       const std::string name = entry.first.Scalar();
       const std::string at = row.info.key + "." + name;
@@ -294,7 +304,7 @@ private:
       std::map<std::string, int> seen;
       for (const auto& cell : cells) {
         const std::string field = cell.first.IsScalar() ? cell.first.Scalar() : "";
-        if (std::find(row.table_fields.begin(), row.table_fields.end(), field) == row.table_fields.end())
+        if (std::find(known.begin(), known.end(), field) == known.end())
           fail(cell.first.Mark(),
                at + ": unknown field " +
                    (cell.first.IsScalar() ? quote_excerpt(field, 64) : node_kind(cell.first)) +
@@ -310,7 +320,7 @@ private:
                                                                       detail::range_text(row.range) +
                                                                       ", got " + node_kind(value));
       }
-      for (const std::string& f : row.table_fields)
+      for (const std::string& f : required)
         if (!seen.contains(f))
           fail(entry.first.Mark(), at + ": missing field " + f + " (expected " + fields + ")");
     }

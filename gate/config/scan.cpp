@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <new>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -46,11 +47,24 @@ std::uint64_t parse_cpu_us(std::size_t bytes) {
   return 250'000 + k_yaml_parse_cpu_us_per_mib * bytes / (std::uint64_t{1} << 20);
 }
 
+// The process's address space now, in bytes (0 when /proc cannot say).
+std::uint64_t address_space_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0;
+  const bool read = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  const long page = sysconf(_SC_PAGESIZE);
+  return read && page > 0 ? pages * static_cast<std::uint64_t>(page) : 0;
+}
+
 // Parses `text` in a forked child under parse_cpu_us() of CPU time and
-// k_yaml_parse_memory of address space. yaml-cpp is deterministic, so a
-// child that returns means the parent's own parse of the same text returns
-// too; one that loops is killed.
+// k_yaml_parse_memory of address space beyond what the process already
+// holds (the child starts as a copy of a parent that may be large). yaml-cpp
+// is deterministic, so a child that returns means the parent's own parse of
+// the same text returns too; one that loops is killed.
 int probe_in_child(const std::string& text) {
+  const std::uint64_t held = address_space_bytes();
   const pid_t pid = fork();
   if (pid < 0) return k_parsed; // no process to spare: parse in place, as before the guard
   if (pid == 0) {
@@ -70,7 +84,7 @@ int probe_in_child(const std::string& text) {
 #if !defined(__SANITIZE_ADDRESS__) && !GATE_HAS_ASAN
     // AddressSanitizer reserves terabytes of address space for its shadow,
     // so the fuzz build bounds CPU time only.
-    rlimit mem{k_yaml_parse_memory, k_yaml_parse_memory};
+    rlimit mem{held + k_yaml_parse_memory, held + k_yaml_parse_memory};
     setrlimit(RLIMIT_AS, &mem);
 #endif
     int code = k_parsed;

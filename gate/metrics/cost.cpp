@@ -8,6 +8,18 @@ double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t 
          static_cast<double>(completion_tokens) * price.completion / 1e6;
 }
 
+std::optional<double> tokens_cost(const Price& price, std::int64_t prompt_tokens,
+                                  std::int64_t completion_tokens, std::optional<std::int64_t> cache_read,
+                                  std::optional<std::int64_t> cache_write) {
+  if ((price.cached_prompt && !cache_read) || (price.cache_write && !cache_write)) return std::nullopt;
+  const std::int64_t read = price.cached_prompt ? *cache_read : 0;
+  const std::int64_t written = price.cache_write ? *cache_write : 0;
+  double cost = tokens_cost(price, prompt_tokens - read - written, completion_tokens);
+  if (price.cached_prompt) cost += static_cast<double>(read) * *price.cached_prompt / 1e6;
+  if (price.cache_write) cost += static_cast<double>(written) * *price.cache_write / 1e6;
+  return cost;
+}
+
 std::optional<double> run_cost(const results::Run& r, const std::string& model, const Pricing& p) {
   if (!r.usage_known) return std::nullopt;
   const auto own = p.models.find(model);
@@ -15,8 +27,11 @@ std::optional<double> run_cost(const results::Run& r, const std::string& model, 
   // The run's counts hold the judge's calls too; those are the grader's
   // tokens, priced at the grader's rates.
   const std::int64_t judge_prompt = r.judge_prompt_tokens, judge_completion = r.judge_completion_tokens;
-  double cost =
-      tokens_cost(own->second, r.prompt_tokens - judge_prompt, r.completion_tokens - judge_completion);
+  const std::optional<double> own_cost =
+      tokens_cost(own->second, r.prompt_tokens - judge_prompt, r.completion_tokens - judge_completion,
+                  r.cache_read_tokens, r.cache_write_tokens);
+  if (!own_cost) return std::nullopt;
+  double cost = *own_cost;
   if (judge_prompt + judge_completion > 0) {
     const auto judge = p.models.find(p.judge_model);
     if (judge == p.models.end()) return std::nullopt;

@@ -157,6 +157,9 @@ struct RouteRules {
 struct Price {
   double prompt = 0;
   double completion = 0;
+  // Prompt tokens the provider's cache served, and those written to it
+  // (Anthropic); absent: priced as any prompt token.
+  std::optional<double> cached_prompt = {}, cache_write = {};
 };
 
 // Who pays what (METRICS.md "Cost"): a run's tokens at the price of its
@@ -169,6 +172,13 @@ struct Pricing {
 
 // prompt × price.prompt / 1e6 + completion × price.completion / 1e6, in USD.
 double tokens_cost(const Price& price, std::int64_t prompt_tokens, std::int64_t completion_tokens);
+// The same with the prompt's cached parts at their own prices: the read and
+// written parts of `prompt_tokens` at cached_prompt and cache_write (each
+// at the prompt price when the row has none). Absent when the row prices a
+// part whose count the provider did not report.
+std::optional<double> tokens_cost(const Price& price, std::int64_t prompt_tokens,
+                                  std::int64_t completion_tokens, std::optional<std::int64_t> cache_read,
+                                  std::optional<std::int64_t> cache_write);
 
 // Adds `cost` to `sum`; an absent cost makes the sum absent for good (a
 // sum of costs with one unknown is unknown, never a smaller number).

@@ -46,8 +46,12 @@ struct ApiCall {
 };
 
 struct Usage {
-  std::int64_t prompt_tokens = 0;
+  std::int64_t prompt_tokens = 0; // the whole prompt the model read, cached parts included
   std::int64_t completion_tokens = 0;
+  // Of prompt_tokens, those the provider's prompt cache served (OpenAI's
+  // cached_tokens, Anthropic's cache_read_input_tokens) and those written to
+  // it (Anthropic's cache_creation_input_tokens); absent when not reported.
+  std::optional<std::int64_t> cache_read_tokens = {}, cache_write_tokens = {};
 };
 
 // One attempt of a call, as the client saw it.

@@ -58,6 +58,13 @@ inline std::optional<std::int64_t> anthropic_prompt(std::optional<std::int64_t> 
   return sum;
 }
 
+// OpenAI's count of prompt tokens its prompt cache served:
+// usage.<details>.cached_tokens (Chat: prompt_tokens_details, Responses:
+// input_tokens_details); absent when not reported.
+inline std::optional<std::int64_t> openai_cached(const boost::json::value* usage, std::string_view details) {
+  return integer_of(field(field(usage, details), "cached_tokens"));
+}
+
 // For the wording of providers' error messages.
 inline bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;

@@ -28,6 +28,7 @@ using detail::anthropic_prompt;
 using detail::contains;
 using detail::field;
 using detail::integer_of;
+using detail::openai_cached;
 using detail::text_of;
 using detail::try_parse;
 
@@ -166,6 +167,7 @@ Reply interpret_openai(const boost::json::value& v) {
   Reply out;
   out.finish_reason = text_of(field(&choice, "finish_reason"));
   out.usage = usage_of(field(&v, "usage"), "prompt_tokens", "completion_tokens");
+  if (out.usage) out.usage->cache_read_tokens = openai_cached(field(&v, "usage"), "prompt_tokens_details");
   const auto* content = field(message, "content");
   bool has_content = content != nullptr && content->is_string();
   if (has_content) out.text = std::string(content->get_string());
@@ -213,7 +215,8 @@ Reply interpret_anthropic(const boost::json::value& v) {
                                        integer_of(field(usage, "cache_read_input_tokens")));
   // A half-reported usage is not a count of zero: leave it absent.
   if (const auto completion = integer_of(field(usage, "output_tokens")); prompt && completion)
-    out.usage = Usage{*prompt, *completion};
+    out.usage = Usage{*prompt, *completion, integer_of(field(usage, "cache_read_input_tokens")),
+                      integer_of(field(usage, "cache_creation_input_tokens"))};
   bool has_text = false;
   for (const auto& block : content->get_array()) {
     std::string type(text_of(field(&block, "type")));

@@ -120,7 +120,7 @@ Reply interpret_responses(const bj::value& v) {
   const auto* usage = field(&v, "usage");
   auto in = integer_of(field(usage, "input_tokens"));
   auto gen = integer_of(field(usage, "output_tokens"));
-  if (in && gen) out.usage = Usage{*in, *gen};
+  if (in && gen) out.usage = Usage{*in, *gen, openai_cached(usage, "input_tokens_details"), std::nullopt};
   // A response cut at max_output_tokens or by a filter may hold no text at
   // all; that is an answer (finish_reason says why), not a broken response.
   if (!has_text && out.tool_calls.empty() && !ended_early(out.finish_reason))
@@ -188,7 +188,8 @@ void StreamAssembler::on_responses(std::string_view event, std::string_view data
     const auto* usage = field(response, "usage");
     auto in = integer_of(field(usage, "input_tokens"));
     auto gen = integer_of(field(usage, "output_tokens"));
-    if (in && gen) result_.usage = Usage{*in, *gen};
+    if (in && gen)
+      result_.usage = Usage{*in, *gen, openai_cached(usage, "input_tokens_details"), std::nullopt};
     result_.usage_missing = !result_.usage.has_value();
     result_.state = StreamState::complete;
   }

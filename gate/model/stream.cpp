@@ -22,6 +22,7 @@ using detail::anthropic_prompt;
 using detail::contains;
 using detail::field;
 using detail::integer_of;
+using detail::openai_cached;
 using detail::text_of;
 using detail::try_parse;
 
@@ -124,7 +125,7 @@ void StreamAssembler::on_openai(std::string_view event, std::string_view data, d
   const auto* usage = field(&*v, "usage");
   auto p = integer_of(field(usage, "prompt_tokens"));
   auto c = integer_of(field(usage, "completion_tokens"));
-  if (p && c) result_.usage = Usage{*p, *c};
+  if (p && c) result_.usage = Usage{*p, *c, openai_cached(usage, "prompt_tokens_details"), std::nullopt};
 
   const auto* choices = field(&*v, "choices");
   if (choices == nullptr || !choices->is_array()) return;
@@ -230,7 +231,8 @@ void StreamAssembler::on_anthropic(std::string_view event, std::string_view data
   } else if (type == "message_stop") {
     collect_tool_calls();
     const auto prompt = anthropic_prompt(input_tokens_, cache_write_tokens_, cache_read_tokens_);
-    if (prompt && output_tokens_) result_.usage = Usage{*prompt, *output_tokens_};
+    if (prompt && output_tokens_)
+      result_.usage = Usage{*prompt, *output_tokens_, cache_read_tokens_, cache_write_tokens_};
     result_.usage_missing = !result_.usage.has_value();
     result_.state = StreamState::complete;
   }
@@ -317,6 +319,8 @@ std::string openai_body(const StreamResult& r) {
     usage["prompt_tokens"] = r.usage->prompt_tokens;
     usage["completion_tokens"] = r.usage->completion_tokens;
     usage["total_tokens"] = r.usage->prompt_tokens + r.usage->completion_tokens;
+    if (r.usage->cache_read_tokens)
+      usage["prompt_tokens_details"] = bj::object{{"cached_tokens", *r.usage->cache_read_tokens}};
     body["usage"] = std::move(usage);
   }
   return json::canonical(body);
@@ -353,8 +357,13 @@ std::string anthropic_body(const StreamResult& r) {
   body["stop_sequence"] = nullptr;
   if (r.usage) {
     bj::object usage;
-    usage["input_tokens"] = r.usage->prompt_tokens;
+    // As the API splits it: input_tokens leaves the cached parts out, and
+    // parse_response adds them back.
+    usage["input_tokens"] = r.usage->prompt_tokens - r.usage->cache_read_tokens.value_or(0) -
+                            r.usage->cache_write_tokens.value_or(0);
     usage["output_tokens"] = r.usage->completion_tokens;
+    if (r.usage->cache_read_tokens) usage["cache_read_input_tokens"] = *r.usage->cache_read_tokens;
+    if (r.usage->cache_write_tokens) usage["cache_creation_input_tokens"] = *r.usage->cache_write_tokens;
     body["usage"] = std::move(usage);
   }
   return json::canonical(body);

@@ -17,6 +17,8 @@ inline results::RecordedCost& recorded_of(results::Run& r) { return results::rec
 inline const results::RecordedCost& recorded_of(const results::Run& r) { return *r.recorded; }
 inline std::string& reason_of(results::CheckResult& c) { return c.reason ? *c.reason : c.reason.emplace(); }
 inline const std::string& reason_of(const results::CheckResult& c) { return *c.reason; }
+inline std::int64_t& count_of(std::optional<std::int64_t>& n) { return n ? *n : n.emplace(); }
+inline const std::int64_t& count_of(const std::optional<std::int64_t>& n) { return *n; }
 
 // A Custom field that its owner writes only sometimes (it decides when).
 struct Sometimes {
@@ -99,6 +101,13 @@ template <> struct Description<results::Run> {
       field<Count>("prompt_tokens", &R::prompt_tokens),
       field<Count>("completion_tokens", &R::completion_tokens),
       field<Flag>("usage_known", &R::usage_known),
+      // Written when the provider reported them: absent is n/a, not 0.
+      field_via<Count>(
+          "cache_read_tokens", [](auto& r) -> auto& { return count_of(r.cache_read_tokens); },
+          [](const R& r) { return r.cache_read_tokens.has_value(); }),
+      field_via<Count>(
+          "cache_write_tokens", [](auto& r) -> auto& { return count_of(r.cache_write_tokens); },
+          [](const R& r) { return r.cache_write_tokens.has_value(); }),
       field<Millis>("latency_ms", &R::latency_ms),
       field<Flag>("cache_hit", &R::cache_hit),
       field<Count>("attempts", &R::attempts),

@@ -31,10 +31,16 @@ metrics::Pricing pricing_from_json(const boost::json::value& pricing, const std:
     const std::string at = where + ": pricing of model " + quote_excerpt(name);
     if (!row.is_object()) throw_bad_input(at + " must be an object");
     for (const auto& [field, value] : row.get_object())
-      if (field != "prompt" && field != "completion")
-        throw_bad_input(at + ": unknown field " + quote_excerpt(field) + "; expected prompt, completion");
-    out.models[std::string(name)] = {price_field(row.get_object(), "prompt", at),
-                                     price_field(row.get_object(), "completion", at)};
+      if (field != "prompt" && field != "completion" && field != "cached_prompt" && field != "cache_write")
+        throw_bad_input(at + ": unknown field " + quote_excerpt(field) +
+                        "; expected prompt, completion, cached_prompt, cache_write");
+    metrics::Price price{price_field(row.get_object(), "prompt", at),
+                         price_field(row.get_object(), "completion", at)};
+    if (row.get_object().contains("cached_prompt"))
+      price.cached_prompt = price_field(row.get_object(), "cached_prompt", at);
+    if (row.get_object().contains("cache_write"))
+      price.cache_write = price_field(row.get_object(), "cache_write", at);
+    out.models[std::string(name)] = price;
   }
   return out;
 }

@@ -98,6 +98,9 @@ struct Run {
   std::string answer_sha256; // of the full normalized answer
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
+  // Of the answer's prompt tokens, those the provider's prompt cache served
+  // and those written to it; absent when the provider did not say (n/a).
+  std::optional<std::int64_t> cache_read_tokens, cache_write_tokens;
   double latency_ms = 0;            // model latency; 0 for a cache hit
   std::string fingerprint;          // request fingerprint (cache key without the replica)
   Route route;                      // empty when read from a report: the report's route (report-schema.md)

@@ -280,6 +280,8 @@ void score(Shared& sh, const suite::Case& c, int replica, const Obtained& o, res
   const model::Reply& reply = o.reply;
   if (reply.usage) {
     std::tie(run.prompt_tokens, run.completion_tokens) = chain_tokens(o);
+    run.cache_read_tokens = reply.usage->cache_read_tokens;
+    run.cache_write_tokens = reply.usage->cache_write_tokens;
   } else {
     run.usage_known = false;
   }

@@ -70,6 +70,40 @@ TEST_CASE("run_cost: the model's tokens at its price, the judge's at the judge's
   CHECK_FALSE(run_cost(unknown, "gpt-x", p).has_value());
 }
 
+TEST_CASE("prompt-cache tokens at their own prices: read and written parts of the prompt") {
+  // OpenAI (gpt-4o's rates): 2000 prompt tokens, 1536 of them served by the
+  // cache, 100 completion tokens; $2.50 prompt, $1.25 cached, $10 completion.
+  // 464 · 2.5 + 1536 · 1.25 + 100 · 10 = 1160 + 1920 + 1000 = 4080 µ$;
+  // at the prompt price alone 2000 · 2.5 + 1000 = 6000 µ$, 47% too high.
+  Pricing p;
+  p.models["gpt-4o"] = {2.5, 10.0, 1.25};
+  Run r = run(0, 2000, 100);
+  r.route = {{"model", "gpt-4o"}};
+  r.cache_read_tokens = 1536;
+  CHECK(run_cost(r, "gpt-4o", p).value() == Approx(0.004080));
+  // Anthropic (Sonnet's rates): input 50 + cache read 10,000 + written 0 =
+  // 10,050 prompt tokens, 200 completion; $3 prompt, $0.30 read, $3.75
+  // write, $15 completion: 50 · 3 + 10000 · 0.3 + 200 · 15 = 6150 µ$;
+  // at the prompt price alone 10050 · 3 + 3000 = 33150 µ$, 5.4× too high.
+  p.models["claude"] = {3.0, 15.0, 0.30, 3.75};
+  Run a = run(0, 10050, 200);
+  a.cache_read_tokens = 10000;
+  a.cache_write_tokens = 0;
+  CHECK(run_cost(a, "claude", p).value() == Approx(0.006150));
+  // The first call fills the cache: 50 + 10,000 written at $3.75:
+  // 50 · 3 + 10000 · 3.75 + 200 · 15 = 150 + 37500 + 3000 = 40650 µ$.
+  a.cache_read_tokens = 0;
+  a.cache_write_tokens = 10000;
+  CHECK(run_cost(a, "claude", p).value() == Approx(0.040650));
+  // A row that prices a part whose count the provider did not report: n/a.
+  Run unreported = run(0, 2000, 100);
+  CHECK_FALSE(run_cost(unreported, "gpt-4o", p).has_value());
+  // A row without cache prices: every prompt token at the prompt price, counts or not.
+  p.models["plain"] = {2.5, 10.0};
+  CHECK(run_cost(r, "plain", p).value() == Approx(0.006000));
+  CHECK(run_cost(unreported, "plain", p).value() == Approx(0.006000));
+}
+
 TEST_CASE("task and suite cost: fresh runs are paid, replayed ones cost what they did when recorded") {
   // Task a: a fresh run (1000, 500) = 0.006 paid, a hit (2000, 0) = 0.004
   // recorded, an errored run (left out, however many tokens it has).

@@ -360,8 +360,14 @@ TEST_CASE(
   REQUIRE(written.result().usage.has_value());
   CHECK(written.result().usage->prompt_tokens == 1004);
   CHECK(written.result().usage->completion_tokens == 2);
+  // The read and written parts, kept apart for pricing.
+  CHECK(written.result().usage->cache_write_tokens == 1000);
+  CHECK(written.result().usage->cache_read_tokens == 0);
   // The stored (non-streaming) form reads back to the same counts.
-  CHECK(via_stream("anthropic", written).usage->prompt_tokens == 1004);
+  const auto stored = via_stream("anthropic", written);
+  CHECK(stored.usage->prompt_tokens == 1004);
+  CHECK(stored.usage->cache_write_tokens == 1000);
+  CHECK(stored.usage->cache_read_tokens == 0);
 
   // A cumulative message_delta that restates the cache counts wins.
   evs[4].data = R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":4,)"
@@ -375,9 +381,47 @@ TEST_CASE(
          R"("cache_read_input_tokens":1000,"output_tokens":2}})"));
   REQUIRE(plain.usage.has_value());
   CHECK(plain.usage->prompt_tokens == 1004);
+  CHECK(plain.usage->cache_read_tokens == 1000);
+  CHECK(plain.usage->cache_write_tokens == 0);
   // Without input_tokens there is no count, whatever the cache says.
   CHECK_FALSE(
       parse_response("anthropic", ok(R"({"content":[{"type":"text","text":"ok"}],)"
                                      R"("usage":{"cache_read_input_tokens":1000,"output_tokens":2}})"))
           .usage.has_value());
+}
+
+TEST_CASE("OpenAI's prompt cache: cached_tokens of the prompt, plain, streamed and on the Responses API") {
+  const auto plain = parse_response(
+      "openai",
+      ok(R"({"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],)"
+         R"("usage":{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1536}}})"));
+  REQUIRE(plain.usage.has_value());
+  CHECK(plain.usage->prompt_tokens == 2000); // the whole prompt, as before
+  CHECK(plain.usage->cache_read_tokens == 1536);
+  CHECK_FALSE(plain.usage->cache_write_tokens.has_value()); // OpenAI reports none: n/a
+  // Without the details: absent, not 0.
+  CHECK_FALSE(
+      parse_response("openai",
+                     ok(R"({"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},)"
+                        R"("finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1}})"))
+          .usage->cache_read_tokens.has_value());
+  std::vector<Ev> evs = {
+      {"message",
+       R"({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}],"usage":null})"},
+      {"message",
+       R"({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})"},
+      {"message",
+       R"({"id":"c1","object":"chat.completion.chunk","model":"m","choices":[],"usage":{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1536}}})"},
+      {"message", "[DONE]"},
+  };
+  auto a = run("openai", evs);
+  REQUIRE(a.result().usage.has_value());
+  CHECK(a.result().usage->cache_read_tokens == 1536);
+  CHECK(via_stream("openai", a).usage->cache_read_tokens == 1536); // the stored form keeps it
+  const auto responses = parse_response(
+      "responses",
+      ok(R"({"id":"r1","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]}],)"
+         R"("usage":{"input_tokens":2000,"output_tokens":5,"input_tokens_details":{"cached_tokens":1024}}})"));
+  REQUIRE(responses.usage.has_value());
+  CHECK(responses.usage->cache_read_tokens == 1024);
 }
