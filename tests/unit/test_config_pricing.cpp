@@ -50,15 +50,19 @@ TEST_CASE("pricing: what is not a table of prices is refused at the value's line
   CHECK(load_error(k_minimal + "pricing:\n  m: {prompt: \"1\", completion: 1}\n") ==
         "gate.yaml:6:15: pricing.m.prompt: expected a number >= 0, got \"1\" (quoted, so a string)");
   CHECK(load_error(k_minimal + "pricing:\n  m:\n    prompt: 1\n    completion: 2\n    cached: 0.5\n") ==
-        "gate.yaml:9:5: pricing.m: unknown field \"cached\"; expected prompt, completion (optional: cached_prompt, cache_write)");
+        "gate.yaml:9:5: pricing.m: unknown field \"cached\"; expected prompt, completion (optional: "
+        "cached_prompt, cache_write)");
   CHECK(load_error(k_minimal + "pricing:\n  m: {prompt: 1}\n") ==
-        "gate.yaml:6:3: pricing.m: missing field completion (expected prompt, completion (optional: cached_prompt, cache_write))");
+        "gate.yaml:6:3: pricing.m: missing field completion (expected prompt, completion (optional: "
+        "cached_prompt, cache_write))");
   CHECK(load_error(k_minimal + "pricing:\n  m: 3\n") ==
-        "gate.yaml:6:6: pricing.m: expected a mapping of prompt, completion (optional: cached_prompt, cache_write), got \"3\"");
+        "gate.yaml:6:6: pricing.m: expected a mapping of prompt, completion (optional: cached_prompt, "
+        "cache_write), got \"3\"");
   CHECK(load_error(k_minimal + "pricing:\n  m: {prompt: .nan, completion: 1}\n") ==
         "gate.yaml:6:15: pricing.m.prompt: expected a number >= 0, got \".nan\"");
   CHECK(load_error(k_minimal + "pricing: [1]\n") ==
-        "gate.yaml:5:10: pricing: expected a mapping of names to {prompt, completion; optional cached_prompt, cache_write}, each a number >= 0 or "
+        "gate.yaml:5:10: pricing: expected a mapping of names to {prompt, completion; optional "
+        "cached_prompt, cache_write}, each a number >= 0 or "
         "null, got a list");
   CHECK(load_error(k_minimal + "pricing:\n  m: {prompt: 1, completion: 1, prompt: 2}\n")
             .starts_with("gate.yaml:6:33: duplicate key \"prompt\" in pricing.m"));
@@ -79,7 +83,8 @@ TEST_CASE("pricing_from_json: a report's copy that is not a price table is bad i
         "r.json: pricing of model \"m\": field \"prompt\" must be a number >= 0");
   CHECK(bad(R"({"m": {"prompt": 1}})") == "r.json: pricing of model \"m\": missing field \"completion\"");
   CHECK(bad(R"({"m": {"prompt": 1, "completion": 1, "x": 1}})") ==
-        "r.json: pricing of model \"m\": unknown field \"x\"; expected prompt, completion, cached_prompt, cache_write");
+        "r.json: pricing of model \"m\": unknown field \"x\"; expected prompt, completion, cached_prompt, "
+        "cache_write");
   CHECK(bad(R"([1])") == "r.json: \"pricing\" must be an object");
   CHECK(pricing_from_json(boost::json::value(nullptr), "r").models.empty());
 }
