@@ -1,11 +1,9 @@
 #include <iostream>
-#include <sstream>
 
 #include <gate/cli/common.hpp>
 #include <gate/config/config.hpp>
 #include <gate/suite/suite.hpp>
 #include <gate/util/error.hpp>
-#include <gate/util/input.hpp>
 #include <gate/util/terminal.hpp>
 #include <gate/util/text.hpp>
 
@@ -15,28 +13,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The 1-based line of `version:` in gate.yaml's top-level suite: block, 0
-// when there is none (the config follows the latest).
-int suite_version_line(const std::string& yaml) {
-  std::istringstream in(yaml);
-  bool inside = false;
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++n;
-    if (!line.empty() && line[0] != ' ' && line[0] != '#')
-      inside = line.starts_with("suite:");
-    else if (inside && line.find_first_not_of(' ') != std::string::npos &&
-             line.substr(line.find_first_not_of(' ')).starts_with("version:"))
-      return n;
-  }
-  return 0;
-}
-
 // What to do after `gate suite new-version`: a config that pins the suite
 // keeps testing the old version until its line changes, and the baseline
 // holds the old version until it is accepted again. Specific to ./gate.yaml
 // when it tests this suite.
 void print_next_steps(const fs::path& dir, const std::string& version) {
+  bool follows = false;
   std::string config = "gate.yaml",
               where = "in your gate.yaml, under suite:", report = "<that run's report.json>";
   if (fs::exists("gate.yaml")) {
@@ -44,19 +26,24 @@ void print_next_steps(const fs::path& dir, const std::string& version) {
       const config::Config cfg = config::load("gate.yaml");
       std::error_code a, b;
       if (fs::weakly_canonical(cfg.suite, a) == fs::weakly_canonical(dir, b) && !a && !b) {
-        const int line = suite_version_line(read_file("gate.yaml"));
-        where = line > 0 ? "gate.yaml:" + std::to_string(line) + ":"
-                         : "gate.yaml (it follows the latest already):";
+        // The loader keeps where each key was set ("gate.yaml:3").
+        const auto pin = cfg.origin.find("suite.version");
+        const bool pinned = pin != cfg.origin.end() && !pin->second.starts_with("default");
+        follows = !pinned;
+        where = pinned ? pin->second + ":" : "";
         report = config::output_path(cfg.outputs, cfg.outputs.json).string();
       }
     } catch (const Error& e) {
       std::cerr << "gate: note: ./gate.yaml not read for the next steps: " << terminal_safe(e.what()) << "\n";
     }
   }
-  std::cout << "next, to test " << version << ":\n"
-            << "  1. " << terminal_safe(where) << " suite.version: " << version
-            << " (or no version: the latest)\n"
-            << "  2. gate run --config " << config << " --mode replay   # with the key exported: records "
+  std::cout << "next, to test " << version << ":\n";
+  if (follows)
+    std::cout << "  1. gate.yaml sets no suite.version: it tests the latest, " << version << ", already\n";
+  else
+    std::cout << "  1. " << terminal_safe(where) << " suite.version: " << version
+              << " (or no version: the latest)\n";
+  std::cout << "  2. gate run --config " << config << " --mode replay   # with the key exported: records "
             << version << "\n"
             << "  3. gate baseline update --report " << terminal_safe(shell_word(report)) << " --config "
             << config << "   # the baseline on " << version << ", committed with the config\n";

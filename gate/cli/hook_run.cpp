@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
@@ -104,24 +105,32 @@ std::vector<Pushed> read_pushed(std::istream& in) {
   return out;
 }
 
+// The child's verdict.json as an object; null when it wrote none (it could
+// not get that far) or it does not parse: the caller then knows only the
+// exit code, and says what it can from that.
+std::optional<boost::json::object> verdict_object(const fs::path& verdict_json) {
+  boost::system::error_code ec;
+  boost::json::value v;
+  try {
+    v = boost::json::parse(read_file(verdict_json), ec);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.get_object());
+}
+
 // The verdict's status and, when its confirmation could not be made, the
-// command that records it ("" when absent or unreadable: the caller then
-// knows only the exit code).
+// command that records it ("" when unknown).
 struct Decision {
   std::string status, command;
 };
 
 Decision decision(const fs::path& verdict_json) {
   Decision d;
-  boost::system::error_code ec;
-  boost::json::value v;
-  try {
-    v = boost::json::parse(read_file(verdict_json), ec);
-  } catch (const std::exception&) {
-    return d;
-  }
-  if (ec || !v.is_object()) return d;
-  const auto& o = v.get_object();
+  const auto verdict = verdict_object(verdict_json);
+  if (!verdict) return d;
+  const auto& o = *verdict;
   if (const auto* s = o.if_contains("status"); s != nullptr && s->is_string()) d.status = s->get_string();
   if (const auto* c = o.if_contains("confirmation"); c != nullptr && c->is_object())
     if (const auto* cmd = c->get_object().if_contains("command"); cmd != nullptr && cmd->is_string())
@@ -140,14 +149,8 @@ std::vector<std::string> worse_tasks(const fs::path& verdict_json) {
     std::string text;
   };
   std::vector<Row> rows;
-  boost::system::error_code ec;
-  boost::json::value v;
-  try {
-    v = boost::json::parse(read_file(verdict_json), ec);
-  } catch (const std::exception&) {
-    return {};
-  }
-  const auto* tasks = !ec && v.is_object() ? v.get_object().if_contains("tasks") : nullptr;
+  const auto verdict = verdict_object(verdict_json);
+  const auto* tasks = verdict ? verdict->if_contains("tasks") : nullptr;
   if (tasks == nullptr || !tasks->is_array()) return {};
   for (const auto& t : tasks->get_array()) {
     if (!t.is_object()) continue;
