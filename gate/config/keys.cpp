@@ -177,7 +177,7 @@ std::string credentials_in_url(std::string_view url) {
     for (char& c : name)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (std::string_view p : k_secret_params)
-      if (name == p) return "a " + name + "= query parameter";
+      if (name == p) return "the query parameter " + name + "=";
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }

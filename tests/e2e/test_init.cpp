@@ -337,7 +337,7 @@ TEST_CASE("gate init writes nothing through a symlinked directory, nor a key in 
   fs::remove(dir / "evals");
   r = run_gate({"init", dir.string(), "--base-url", "https://api.example.com/v1?key=" + canary}, tmp.path());
   CHECK(r.exit_code == 2);
-  CHECK(has(r.err, "--base-url carries a key= query parameter, which would be written to gate.yaml"));
+  CHECK(has(r.err, "--base-url carries the query parameter key=, which would be written to gate.yaml"));
   CHECK(has(r.err, "put the key in $OPENAI_API_KEY"));
   CHECK(r.err.find(canary) == std::string::npos);
   CHECK_FALSE(fs::exists(dir / "gate.yaml"));

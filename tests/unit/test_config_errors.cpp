@@ -262,16 +262,15 @@ TEST_CASE("a URL that carries a secret is refused, and the error never quotes it
   using gate::config::credentials_in_url;
   CHECK(credentials_in_url("https://api.example.com/v1") == "");
   CHECK(credentials_in_url("https://api.example.com/v1?api-version=2024-10-21") == "");
-  CHECK(credentials_in_url("https://api.example.com/v1?key=sk-abc") == "a key= query parameter");
-  CHECK(credentials_in_url("https://x.test/v1?a=1&API_KEY=sk-abc#f") == "a api_key= query parameter");
-  CHECK(credentials_in_url("https://x.test/o?sv=1&sig=abc") == "a sig= query parameter");
+  CHECK(credentials_in_url("https://api.example.com/v1?key=sk-abc") == "the query parameter key=");
+  CHECK(credentials_in_url("https://x.test/v1?a=1&API_KEY=sk-abc#f") == "the query parameter api_key=");
+  CHECK(credentials_in_url("https://x.test/o?sv=1&sig=abc") == "the query parameter sig=");
   CHECK(credentials_in_url("https://user:pw@x.test/v1") == "a user:password@ part");
   CHECK(credentials_in_url("https://x.test/v1/a@b") == ""); // an @ in the path is no credential
   const std::string e =
       load_error(k_minimal + "  base_url: https://api.example.com/v1?key=sk-canary-url-0001\n");
-  CHECK(
-      e.find("gate.yaml:5:13: model.base_url: expected a URL without credentials, got one with a key= query "
-             "parameter") == 0);
+  CHECK(e.find("gate.yaml:5:13: model.base_url: expected a URL without credentials, got one with the query "
+               "parameter key=") == 0);
   CHECK(e.find("sk-canary-url-0001") == std::string::npos);
   const std::string remote =
       load_error(k_minimal + "cache:\n  remote: https://tok:sk-canary-url-0002@cache.example.com/c\n");
