@@ -125,8 +125,8 @@ JobResult run_job(const Job& job, results::Run& out) {
     ProcessResult pr = run_process(ps);
     ScopeLog log = job.tap->take(c.id, job.run);
     res.missing_keys = log.missing_keys;
-    res.untrusted_keys = log.untrusted_keys;
-    res.tampered_keys = log.tampered_keys;
+    res.untrusted = log.untrusted;
+    res.tampered = log.tampered;
     res.record_error = log.record_error;
     out.tool_calls = log.tool_calls;
     out.prompt_tokens = log.prompt_tokens;

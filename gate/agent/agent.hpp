@@ -67,7 +67,7 @@ struct Job {
 struct JobResult {
   std::vector<std::string> missing_keys; // replay-only misses seen by the proxy in this run's scope
   // Hits the trusted cache (--trusted-cache) does not hold, or holds otherwise.
-  std::vector<std::string> untrusted_keys, tampered_keys;
+  std::vector<replay::Unvouched> untrusted, tampered;
   std::string record_error;           // an answer of this run could not be recorded
   std::filesystem::path kept_workdir; // set when the work copy was kept
   bool interrupted = false;           // ended early because `stop` was set: not a result

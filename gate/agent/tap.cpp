@@ -95,8 +95,8 @@ void Tap::note(const proxy::Observation& o) {
     log.usage_known = false;
   }
   if (o.missed) log.missing_keys.push_back(o.key);
-  if (o.trust == replay::Trust::absent) log.untrusted_keys.push_back(o.key);
-  if (o.trust == replay::Trust::differs) log.tampered_keys.push_back(o.key);
+  if (o.trust == replay::Trust::absent) log.untrusted.push_back({o.key, o.remote});
+  if (o.trust == replay::Trust::differs) log.tampered.push_back({o.key, o.remote});
   if (!o.record_error.empty() && log.record_error.empty()) log.record_error = o.record_error;
 }
 

@@ -16,8 +16,8 @@ namespace gate::agent {
 struct ScopeLog {
   std::vector<results::ToolCall> tool_calls; // from every answer, in request order
   std::vector<std::string> missing_keys;     // replay-only misses (cache keys)
-  std::vector<std::string> untrusted_keys;   // hits the trusted cache does not hold
-  std::vector<std::string> tampered_keys;    // hits that differ from the trusted cache's entry
+  std::vector<replay::Unvouched> untrusted;  // hits the trusted cache does not hold
+  std::vector<replay::Unvouched> tampered;   // hits that differ from the trusted cache's entry
   int requests = 0;
   int cache_hits = 0;                                    // requests answered from the cache
   std::int64_t prompt_tokens = 0, completion_tokens = 0; // summed over the answers

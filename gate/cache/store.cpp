@@ -429,6 +429,7 @@ Lookup Store::get(const std::string& key) const {
   }
   out.entry = std::move(got.entry);
   out.bytes = std::move(got.bytes);
+  out.remote = remote_->where();
   return out;
 }
 

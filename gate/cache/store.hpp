@@ -53,6 +53,9 @@ struct Lookup {
   // A remote hit that could not be written to the local directory (it is
   // served all the same): why.
   std::string local_write_error;
+  // For a hit the remote served (and that was copied to the directory):
+  // where it is (Remote::where()); "" for a hit from the directory.
+  std::string remote;
 };
 
 struct Stats {

@@ -1,5 +1,8 @@
 #include <gate/cli/trusted.hpp>
 
+#include <map>
+#include <set>
+
 #include <gate/util/error.hpp>
 
 namespace gate::cli {
@@ -40,20 +43,51 @@ void refuse_tampered(const std::vector<run::Miss>& tampered, const cache::Store&
   std::string message = std::to_string(tampered.size()) + " replayed cache entr" +
                         (tampered.size() == 1 ? "y differs" : "ies differ") + " from the trusted cache " +
                         trusted.root().string() + ": ";
-  for (std::size_t i = 0; i < tampered.size() && i < k_named; ++i)
-    message += (i == 0 ? "" : "; ") + store.path_for(tampered[i].key).string() + " (task \"" +
-               tampered[i].task_id + "\" run " + std::to_string(tampered[i].run) + ")";
+  bool from_branch = false;
+  std::set<std::string> remotes;
+  for (std::size_t i = 0; i < tampered.size(); ++i) {
+    const run::Miss& m = tampered[i];
+    if (m.remote.empty())
+      from_branch = true;
+    else
+      remotes.insert(m.remote);
+    if (i >= k_named) continue;
+    message += (i == 0 ? "" : "; ") + store.path_for(m.key).string() + " (task \"" + m.task_id + "\" run " +
+               std::to_string(m.run) +
+               (m.remote.empty() ? ")"
+                                 : ", served by the remote cache " + m.remote + ", removed from " +
+                                       store.root().string() + ")");
+  }
   if (tampered.size() > k_named) message += "; … and " + std::to_string(tampered.size() - k_named) + " more";
-  throw Error(Exit::bad_input, message + ". An answer edited on the branch is not evidence: restore these "
-                                         "entries from the base branch, or record them again in CI");
+  // Who can fix it differs: the branch's author for a committed entry, the
+  // shared cache's owner for one whose token let someone write it there.
+  if (from_branch)
+    message +=
+        ". An answer edited on the branch is not evidence: restore these entries from the base branch, "
+        "or record them again in CI";
+  for (const auto& where : remotes)
+    message +=
+        ". The shared cache " + where +
+        " serves answers that differ from the base branch's: whoever holds its token (cache.remote_auth_env) "
+        "can write it; delete those entries there and record them again in CI";
+  throw Error(Exit::bad_input, message);
 }
 
 std::string recorded_outside_ci(const std::vector<run::Miss>& untrusted, const cache::Store& trusted,
                                 std::string_view of_what) {
+  // Who supplied each answer: the branch (its committed cache) or a shared cache.
+  std::map<std::string, std::vector<run::Miss>> by_source;
+  for (const auto& m : untrusted)
+    by_source[m.remote].push_back(m);
+  std::string sources;
+  for (const auto& [remote, list] : by_source)
+    sources +=
+        (sources.empty() ? "" : "; ") +
+        (remote.empty() ? std::string("the branch supplied ") : "the remote cache " + remote + " supplied ") +
+        runs_by_task(list);
   return std::to_string(untrusted.size()) + " replayed answer" + (untrusted.size() == 1 ? "" : "s") +
          std::string(of_what) + (untrusted.size() == 1 ? " was" : " were") +
-         " recorded outside CI (not in the trusted cache " + trusted.root().string() +
-         ", so the branch supplied them): " + runs_by_task(untrusted);
+         " recorded outside CI (not in the trusted cache " + trusted.root().string() + "): " + sources;
 }
 
 } // namespace gate::cli

@@ -196,7 +196,8 @@ Reply Server::answer(const std::string& method, const Target& t,
       if (n == "content-type") r.content_type = v;
     r.steps = plan_replay(r.body, d.entry->event_ms, d.entry->latency_ms, timing_);
     seen.cache_hit = true;
-    if (trusted_ != nullptr) seen.trust = replay::trust_of(*trusted_, key, d.bytes);
+    seen.remote = d.remote;
+    if (trusted_ != nullptr) seen.trust = replay::vouch(*trusted_, store_, key, d);
     return r;
   }
   if (d.verdict == replay::Verdict::miss) {

@@ -39,6 +39,7 @@ struct Observation {
   std::string record_error; // the answer could not be recorded (the reply is a 500): the run is not whole
   // A hit the trusted cache (trust()) does not vouch for: same when none is set.
   replay::Trust trust = replay::Trust::same;
+  std::string remote; // a hit the remote served: where it is ("" from the cache directory)
   const std::string* request_body = nullptr;
   const Reply* reply = nullptr;
 };

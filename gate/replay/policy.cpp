@@ -23,6 +23,7 @@ Decision look_up(const cache::Store* store, config::CacheMode mode, const std::s
       d.verdict = Verdict::hit;
       d.entry = std::move(found.entry);
       d.bytes = std::move(found.bytes);
+      d.remote = std::move(found.remote);
       return d;
     }
   }
@@ -34,6 +35,12 @@ Trust trust_of(const cache::Store& trusted, const std::string& key, std::string_
   const cache::Lookup found = trusted.get(key);
   if (!found.entry) return Trust::absent;
   return found.bytes == hit_bytes ? Trust::same : Trust::differs;
+}
+
+Trust vouch(const cache::Store& trusted, cache::Store& store, const std::string& key, const Decision& hit) {
+  const Trust t = trust_of(trusted, key, hit.bytes);
+  if (t == Trust::differs && !hit.remote.empty()) store.remove(key);
+  return t;
 }
 
 bool records(const cache::Store* store, config::CacheMode mode, bool succeeded) {

@@ -27,6 +27,7 @@ struct Decision {
   Verdict verdict = Verdict::send;
   std::optional<cache::Entry> entry; // set for a hit
   std::string bytes;                 // a hit's file bytes, for a trusted cache's comparison
+  std::string remote;                // a hit the remote served: where it is (cache::Lookup::remote)
   // A corrupt entry (local, or remote: cache::Store::get) was found and
   // treated as a miss; or a remote hit could not be kept locally.
   std::string warning;
@@ -50,6 +51,18 @@ Decision look_up(const cache::Store* store, config::CacheMode mode, const std::s
 // that is missing or unreadable cannot vouch for the hit.
 enum class Trust { same, absent, differs };
 Trust trust_of(const cache::Store& trusted, const std::string& key, std::string_view hit_bytes);
+
+// trust_of for a hit of look_up(&store, ...). A hit the remote served that
+// differs from the trusted copy is refused, and look_up had copied it into
+// the cache directory: it is removed from there, so that no later run (one
+// without --trusted-cache, or with the remote down) serves what was refused.
+Trust vouch(const cache::Store& trusted, cache::Store& store, const std::string& key, const Decision& hit);
+
+// A hit the trusted cache does not vouch for, as the callers list it.
+struct Unvouched {
+  std::string key;
+  std::string remote; // Decision::remote: "" when the cache directory held it
+};
 
 // Whether a fresh response is stored: the cache is on and the response is a
 // success (a failure is never replayed). `succeeded` is the caller's reading

@@ -110,12 +110,13 @@ void set_fatal(Shared& sh, Exit code, const std::string& message) {
 }
 
 // Lists a hit the trusted cache does not vouch for (replay::trust_of).
-void note_trust(Shared& sh, replay::Trust trust, const std::string& key, const std::string& task_id,
+void note_trust(Shared& sh, const replay::Decision& hit, const std::string& key, const std::string& task_id,
                 int replica) {
+  const replay::Trust trust = replay::vouch(*sh.in.trusted, *sh.in.store, key, hit);
   if (trust == replay::Trust::same) return;
   std::lock_guard lock(sh.mutex);
   (trust == replay::Trust::absent ? sh.outcome->untrusted : sh.outcome->tampered)
-      .push_back({task_id, replica, key});
+      .push_back({task_id, replica, key, hit.remote});
 }
 
 // A response for one prepared request: from the cache, or fresh (then
@@ -142,8 +143,7 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
     sh.outcome->warnings.push_back(std::move(d.warning));
   }
   if (d.verdict == replay::Verdict::hit) {
-    if (sh.in.trusted != nullptr)
-      note_trust(sh, replay::trust_of(*sh.in.trusted, key, d.bytes), key, task_id, replica);
+    if (sh.in.trusted != nullptr) note_trust(sh, d, key, task_id, replica);
     o.hit = true;
     o.response.status = d.entry->status;
     o.response.headers = d.entry->headers;
@@ -152,7 +152,7 @@ Obtained obtain(Shared& sh, const PreparedRequest& p, int replica, const std::st
     o.route_text = std::move(d.entry->route);
   } else if (d.verdict == replay::Verdict::miss) {
     std::lock_guard lock(sh.mutex);
-    sh.outcome->misses.push_back({task_id, replica, key});
+    sh.outcome->misses.push_back({task_id, replica, key, ""});
     o.missed = true;
     return o;
   } else {
@@ -356,11 +356,11 @@ bool execute_agent(Shared& sh, const suite::Case& c, int replica, results::Run& 
   if (!r.record_error.empty()) set_fatal(sh, Exit::cannot_run, r.record_error);
   std::lock_guard lock(sh.mutex);
   for (const auto& key : r.missing_keys)
-    sh.outcome->misses.push_back({c.id, replica, key});
-  for (const auto& key : r.untrusted_keys)
-    sh.outcome->untrusted.push_back({c.id, replica, key});
-  for (const auto& key : r.tampered_keys)
-    sh.outcome->tampered.push_back({c.id, replica, key});
+    sh.outcome->misses.push_back({c.id, replica, key, ""});
+  for (const auto& u : r.untrusted)
+    sh.outcome->untrusted.push_back({c.id, replica, u.key, u.remote});
+  for (const auto& u : r.tampered)
+    sh.outcome->tampered.push_back({c.id, replica, u.key, u.remote});
   if (!r.missing_keys.empty()) {
     run.error = replay::k_miss_error;
     run.passed = false;

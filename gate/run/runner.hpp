@@ -22,6 +22,7 @@ struct Miss {
   std::string task_id;
   int run = 0;
   std::string key;
+  std::string remote; // a hit the remote served (replay::Unvouched::remote)
 };
 
 struct Outcome {

@@ -234,7 +234,7 @@ TEST_CASE("--trusted-cache holds the confirmation runs too: branch-supplied runs
   INFO(named.out << named.err);
   CHECK(named.exit_code == 1);
   CHECK(has(named.out, "30 replayed answers of the confirmation runs were recorded outside CI (not in the "
-                       "trusted cache trusted, so the branch supplied them): task \"t01\" runs 3, 4, 5; "));
+                       "trusted cache trusted): the branch supplied task \"t01\" runs 3, 4, 5; "));
   const auto warnings = read_json(tmp.path() / "ci" / "v.json").at("warnings");
   CHECK(boost::json::serialize(warnings).find("of the confirmation runs were recorded outside CI") !=
         std::string::npos);

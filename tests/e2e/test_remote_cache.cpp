@@ -251,9 +251,26 @@ TEST_CASE("two runners share one nginx cache; a flipped byte there is a miss, ne
   const std::string tkey = rewritten.stem().string();
   CHECK(tampered.err.find("1 replayed cache entry differs from the trusted cache") != std::string::npos);
   CHECK(tampered.err.find(tkey.substr(0, 2) + "/" + tkey + ".entry (task \"") != std::string::npos);
+  // The message names where the forged entry came from, not the branch...
+  CHECK(tampered.err.find("served by the remote cache " + nginx.url()) != std::string::npos);
+  CHECK(tampered.err.find("restore these entries from the base branch") == std::string::npos);
+  // ...and the refused entry is not left in cache.dir for a later run to
+  // serve: without the remote and without --trusted-cache it is a miss.
+  const fs::path local_copy = tmp.path() / "t" / "demo" / "cache" / tkey.substr(0, 2) / (tkey + ".entry");
+  CHECK_FALSE(fs::exists(local_copy));
+  CHECK(entries_below(tmp.path() / "t" / "demo" / "cache").size() > 0); // the verified ones stay
+  set_yaml(t, "remote", nowhere());
+  Result later = run(t, "out-later", "");
+  INFO(later.out << later.err);
+  CHECK(later.exit_code == 4);
+  const std::size_t named = tampered.err.find(".entry (task \"");
+  REQUIRE(named != std::string::npos);
+  const std::string task_run = tampered.err.substr(named + 14, tampered.err.find(',', named) - named - 14);
+  CHECK(later.err.find("missing: task " + task_run.substr(0, task_run.find('"')) +
+                       task_run.substr(task_run.find('"') + 1)) != std::string::npos);
 
   std::string printed;
-  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset, &doctor, &tampered})
+  for (const Result* r : {&rec, &rep, &miss, &wrong, &refused, &unset, &doctor, &tampered, &later})
     printed += r->out + r->err;
   for (const char* dir : {"a", "b", "c", "d", "t"})
     CHECK(no_canary_in(tmp.path() / dir, printed, k_token));

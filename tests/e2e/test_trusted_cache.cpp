@@ -74,8 +74,8 @@ TEST_CASE(
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   const std::string warning =
-      "1 replayed answer was recorded outside CI (not in the trusted cache trusted, so the "
-      "branch supplied them): task \"extract-date-iso\" run 2";
+      "1 replayed answer was recorded outside CI (not in the trusted cache trusted): the "
+      "branch supplied task \"extract-date-iso\" run 2";
   CHECK(r.out.find("  ! " + warning + "\n") != std::string::npos);
   CHECK(r.err.find("gate: warning: " + warning + "\n") != std::string::npos);
   CHECK(slurp(tmp.path() / "out" / "verdict.md").find("recorded outside CI") != std::string::npos);
@@ -183,7 +183,7 @@ TEST_CASE("--trusted-cache holds the agents' answers, served by the proxy, too: 
   INFO(added.out << added.err);
   CHECK(added.exit_code == 0);
   CHECK(added.err.find("gate: warning: 1 replayed answer was recorded outside CI (not in the trusted cache "
-                       "trusted, so the branch supplied them): task \"" +
+                       "trusted): the branch supplied task \"" +
                        task + "\" run " + run) != std::string::npos);
 
   // The branch rewrote it (its usage, with a fresh checksum): refused.

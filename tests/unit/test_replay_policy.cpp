@@ -331,3 +331,31 @@ TEST_CASE("trusted cache: both sides hold a hit to it: the same bytes, absent, o
   CHECK(proxy.seen.at(0).trust == Trust::same);
   CHECK(proxy.upstream.requests() == 0);
 }
+
+TEST_CASE("vouch: a differing hit the remote served leaves the cache directory; a local one stays") {
+  using gate::replay::Trust;
+  gate::testing::TempDir trusted_dir, local_dir;
+  gate::cache::Store trusted(trusted_dir.path()), local(local_dir.path());
+  const std::string key(64, 'a');
+  gate::cache::Entry entry = recorded_entry(key, "/chat/completions");
+  trusted.put(entry);
+  entry.body.replace(entry.body.find("recorded 4"), 10, "recorded 5");
+  local.put(entry);
+  gate::replay::Decision hit = gate::replay::look_up(&local, CacheMode::replay_only, key);
+  REQUIRE(hit.verdict == gate::replay::Verdict::hit);
+  CHECK(hit.remote.empty());
+  // The branch's own entry: refused by the caller, left for its author.
+  CHECK(gate::replay::vouch(trusted, local, key, hit) == Trust::differs);
+  CHECK(local.get(key).entry.has_value());
+  // The same bytes from a shared cache: look_up copied them here; removed.
+  hit.remote = "http://cache.internal/gate";
+  CHECK(gate::replay::vouch(trusted, local, key, hit) == Trust::differs);
+  CHECK_FALSE(local.get(key).entry.has_value());
+  // A remote hit the trusted cache does not hold is only listed: kept.
+  const std::string other(64, 'b');
+  local.put(recorded_entry(other, "/chat/completions"));
+  hit = gate::replay::look_up(&local, CacheMode::replay_only, other);
+  hit.remote = "http://cache.internal/gate";
+  CHECK(gate::replay::vouch(trusted, local, other, hit) == Trust::absent);
+  CHECK(local.get(other).entry.has_value());
+}
