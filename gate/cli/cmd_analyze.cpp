@@ -141,8 +141,8 @@ int cmd_analyze(const Args& args) {
                    r.suite.name + " " + r.suite.version + " (from " + std::to_string(inputs.size()) +
                    (inputs.size() == 1 ? " log" : " logs") + "): " + std::to_string(r.tasks.size()) +
                    " tasks, " + std::to_string(s.total_runs) + " runs, success " +
-                   report::success_text(r, measured) + ", consistency gap " + fixed(s.consistency_gap_pp) +
-                   "pp, " + (s.polluted_tasks ? std::to_string(*s.polluted_tasks) : std::string("n/a")) +
+                   report::success_text(r, measured) + ", consistency gap " + report::gap_text(r) + ", " +
+                   (s.polluted_tasks ? std::to_string(*s.polluted_tasks) : std::string("n/a")) +
                    " route-polluted tasks, " + std::to_string(s.errored_runs) + " errored")
             << "\nreport: " << terminal_safe((dir / "report.json").string()) << "\n";
   const double max_errored = vm["max-errored-runs-pct"].as<double>();

@@ -3,6 +3,7 @@
 #include <gate/cli/common.hpp>
 #include <gate/cli/verdict_output.hpp>
 #include <gate/merge/merge.hpp>
+#include <gate/report/measured.hpp>
 #include <gate/report/report.hpp>
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
@@ -42,7 +43,7 @@ int cmd_merge(const Args& args) {
                              " shards of " + r.suite.name + " " + r.suite.version + ": " +
                              std::to_string(r.tasks.size()) + " tasks, success " +
                              fixed(r.stats.overall.success_rate * 100) + "%, consistency gap " +
-                             fixed(r.stats.consistency_gap_pp) + "pp")
+                             report::gap_text(r))
             << "\nreport: " << terminal_safe(out.string()) << "\n";
   if (!m.missing.empty())
     std::cerr << "gate: warning: " << terminal_safe(r.incomplete_reason)

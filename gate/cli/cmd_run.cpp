@@ -302,8 +302,7 @@ RunResult run_from_options(const po::variables_map& vm) {
                   st.overall.interval.high * 100);
     success += interval;
   }
-  // A gap over no measured task is n/a, not a perfect 0.0pp.
-  const std::string gap = measured.measured() > 0 ? fixed(st.consistency_gap_pp, 1) + "pp" : "n/a";
+  const std::string gap = report::gap_text(r);
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s %s: success %s over %s; consistency gap %s; %lld of %lld runs replayed; %lld errored",

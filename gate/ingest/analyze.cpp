@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <map>
+#include <set>
 
 #include <gate/metrics/summary.hpp>
 #include <gate/util/error.hpp>
@@ -61,15 +62,23 @@ void order_runs(std::vector<Record>& runs) {
   });
 }
 
+// A run's index is the harness's own trial number when every run of the
+// task has one (a whole number up to metrics::k_max_run_index): trial 2 of
+// an interrupted task is run 2, not run 1, so a field the harness sets per
+// trial (τ²-bench's seed) lines up with the other tasks' trial 2. Otherwise
+// the runs are numbered in order.
 results::Task make_task(std::vector<Record>&& runs) {
   order_runs(runs);
+  const bool by_trial = std::all_of(runs.begin(), runs.end(), [](const Record& r) {
+    return r.run_id && numeric(*r.run_id) && std::stoll(*r.run_id) <= metrics::k_max_run_index;
+  });
   results::Task t;
   t.id = runs.front().task_id;
   for (auto& r : runs) {
     if (t.scenario.empty()) t.scenario = r.scenario;
     if (t.difficulty.empty()) t.difficulty = r.difficulty;
     if (t.group.empty()) t.group = r.group;
-    r.run.index = static_cast<int>(t.runs.size());
+    r.run.index = by_trial ? static_cast<int>(std::stoll(*r.run_id)) : static_cast<int>(t.runs.size());
     t.runs.push_back(std::move(r.run));
   }
   return t;
@@ -93,6 +102,13 @@ results::Route common_route(const std::vector<results::Task>& tasks) {
   return *best->first;
 }
 
+// The route fields these formats set per trial by design: τ²-bench draws
+// one seed per trial for the whole run (run.py), the same in every task.
+std::set<std::string> route_by_design(const std::vector<Format>& formats) {
+  if (std::find(formats.begin(), formats.end(), Format::tau2) != formats.end()) return {"seed"};
+  return {};
+}
+
 boost::json::value config_of(const std::vector<Input>& inputs, const std::vector<Format>& formats,
                              const Analysis& a) {
   boost::json::array files, read_as;
@@ -113,6 +129,12 @@ boost::json::value config_of(const std::vector<Input>& inputs, const std::vector
     c["pass_threshold"] = *a.options.pass_threshold;
   else
     c["pass_threshold"] = nullptr;
+  if (const auto by_design = route_by_design(formats); !by_design.empty()) {
+    boost::json::array names;
+    for (const auto& n : by_design)
+      names.emplace_back(n);
+    c["route_by_design"] = std::move(names);
+  }
   return c;
 }
 
@@ -168,7 +190,9 @@ report::Report analyze(const std::vector<Input>& inputs, const Analysis& a) {
   r.route = common_route(r.tasks);
   r.started_at = started;
   r.finished_at = utc_now_iso();
-  report::compute(r, a.metrics);
+  metrics::Options o = a.metrics;
+  o.routes.by_design = route_by_design(formats);
+  report::compute(r, o);
   return r;
 }
 

@@ -47,10 +47,6 @@ struct RateAccumulator {
   }
 };
 
-double mean_or(double sum, std::int64_t count, double empty) {
-  return count == 0 ? empty : sum / static_cast<double>(count);
-}
-
 Latency latency_of(std::vector<double> values) {
   Latency l;
   l.count = static_cast<std::int64_t>(values.size());
@@ -66,11 +62,16 @@ Latency latency_of(std::vector<double> values) {
 std::optional<double> group_completion(const std::vector<Task>& tasks) {
   std::unordered_map<std::string, std::vector<std::size_t>> groups;
   std::vector<std::string> order; // first appearance, for a deterministic sum
-  // Counting runs rather than trusting the largest Run.index keeps a malformed
-  // index (2^31 − 1) from sizing the vectors below.
+  // As many rounds as a task has runs, or up to the largest run index when
+  // that is a harness's trial number (trials 0 and 2 of an interrupted task
+  // are rounds 0 and 2); an index above k_max_run_index is malformed and
+  // never sizes the vectors below.
   std::size_t rounds = 0;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     rounds = std::max(rounds, tasks[i].runs.size());
+    for (const Run& r : tasks[i].runs)
+      if (r.index >= 0 && r.index <= k_max_run_index)
+        rounds = std::max(rounds, static_cast<std::size_t>(r.index) + 1);
     if (tasks[i].group.empty()) continue;
     auto [it, fresh] = groups.try_emplace(tasks[i].group);
     if (fresh) order.push_back(tasks[i].group);
@@ -196,8 +197,10 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
     s.pass_at_k[k] = at_k_sum[k] / static_cast<double>(s.pass_k_tasks);
     s.pass_hat_k[k] = hat_k_sum[k] / static_cast<double>(s.pass_k_tasks);
   }
-  s.consistency_gap_pp = 100 * mean_or(gap_sum, gap_tasks, 0);
-  s.mixed_share_pp = 100 * mean_or(static_cast<double>(mixed_tasks), gap_tasks, 0);
+  if (gap_tasks > 0) {
+    s.consistency_gap_pp = 100 * gap_sum / static_cast<double>(gap_tasks);
+    s.mixed_share_pp = 100 * static_cast<double>(mixed_tasks) / static_cast<double>(gap_tasks);
+  }
   if (with_answers > 0)
     s.answer_inconsistency_pp =
         100 * static_cast<double>(answer_inconsistent) / static_cast<double>(with_answers);

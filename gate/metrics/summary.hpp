@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,8 +103,9 @@ struct SuiteStats {
   std::int64_t pass_k_left_out = 0; // measured tasks with fewer than K runs
   // Both over tasks with n >= K that are not route-polluted (unless
   // Options.include_polluted); equal when every such task has n == K.
-  double consistency_gap_pp = 0; // pass@K − pass^K, in pp
-  double mixed_share_pp = 0;     // share of those tasks with mixed outcomes, pp
+  // Absent (n/a) when there is no such task: a gap over nothing is not 0.
+  std::optional<double> consistency_gap_pp; // pass@K − pass^K, in pp
+  std::optional<double> mixed_share_pp;     // share of those tasks with mixed outcomes, pp
   // Absent (n/a) when no measured run carries what they compare.
   std::optional<double> answer_inconsistency_pp;     // over tasks with answers
   std::optional<double> trajectory_inconsistency_pp; // over tasks with tool calls
@@ -141,9 +143,17 @@ struct SuiteStats {
   Latency run_latency;
 };
 
+// Run indexes above this are not a harness's trial numbers.
+inline constexpr int k_max_run_index = 10000;
+
 // How the runs' routes are compared (report::compute fills it in).
 struct RouteRules {
   results::Route shared; // the route of a run whose own is empty (a report's shared route)
+  // Fields the harness's format sets per trial by design (τ²-bench's seed),
+  // as the report's config names them ("route_by_design"): each is a
+  // by_run field as soon as its value per run index agrees across tasks,
+  // one task being enough.
+  std::set<std::string> by_design;
   // Fields that vary with the run index, the same way in every task (a
   // harness that gives trial r the seed s_r): the harness's design, not
   // pollution. Value per run index.
@@ -204,10 +214,11 @@ TaskStats task_stats(const results::Task& t, const Options& o);
 
 // RouteRules::by_run of these tasks: each field (concurrency aside) whose
 // value at run index r is the same in every task with two or more runs, in
-// at least two such tasks, and differs between indexes. `shared` stands
-// for a run's empty route.
-std::map<std::string, std::vector<std::string>> route_fields_by_run(const std::vector<results::Task>& tasks,
-                                                                    const results::Route& shared);
+// at least two such tasks (one, for a field of `by_design`), and differs
+// between indexes. `shared` stands for a run's empty route.
+std::map<std::string, std::vector<std::string>>
+route_fields_by_run(const std::vector<results::Task>& tasks, const results::Route& shared,
+                    const std::set<std::string>& by_design = {});
 // `per_task` is parallel to `tasks` (task_stats of each); a size mismatch
 // throws std::invalid_argument. Linear in the number of runs.
 SuiteStats suite_stats(const std::vector<results::Task>& tasks, const std::vector<TaskStats>& per_task,

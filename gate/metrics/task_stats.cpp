@@ -192,9 +192,9 @@ TaskStats task_stats(const results::Task& t, const Options& o) {
 }
 
 std::map<std::string, std::vector<std::string>> route_fields_by_run(const std::vector<results::Task>& tasks,
-                                                                    const results::Route& shared) {
-  // Run indexes above this are not a harness's trial numbers.
-  constexpr std::size_t max_index = 10000;
+                                                                    const results::Route& shared,
+                                                                    const std::set<std::string>& by_design) {
+  constexpr auto max_index = static_cast<std::size_t>(k_max_run_index);
   struct Field {
     std::vector<std::optional<std::string>> at; // value per run index; "\x01" = absent
     bool consistent = true;
@@ -208,9 +208,11 @@ std::map<std::string, std::vector<std::string>> route_fields_by_run(const std::v
       for (const auto& [k, v] : r.route.empty() ? shared : r.route)
         if (results::compared_route_key(k)) fields.try_emplace(k);
   }
-  if (tasks_seen < 2) return {};
+  // One task's runs cannot tell a field set per trial from one that
+  // drifted, unless the harness says so.
   std::map<std::string, std::vector<std::string>> out;
   for (auto& [key, f] : fields) {
+    if (tasks_seen < 2 && by_design.count(key) == 0) continue;
     for (const results::Task& t : tasks) {
       if (t.runs.size() < 2 || !f.consistent) continue;
       for (const Run& r : t.runs) {

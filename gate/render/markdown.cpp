@@ -107,12 +107,17 @@ void metrics_table(const report::Report& r, std::string& out) {
   if (s.pass_k_left_out > 0)
     over += "; " + plural(s.pass_k_left_out, "task", "tasks") + " with fewer left out";
   if (!s.pass_at_k.empty()) row(out, {"pass@k, pass^k coverage", "k = 1.." + k, md_cell(over)});
-  row(out, {"Consistency gap", pp(s.consistency_gap_pp),
+  auto pp_or_na = [&](const std::optional<double>& v) { return or_na(v, [&](double x) { return pp(x); }); };
+  // Absent when no task had k measured runs on one route: the runs are in
+  // the data, the gap is not.
+  auto gap_or_na = [&](const std::optional<double>& v) {
+    return v ? pp(*v) : "n/a (no task with " + k + " measured runs on one route)";
+  };
+  row(out, {"Consistency gap", gap_or_na(s.consistency_gap_pp),
             "pass@k − pass^k at k = " + k +
                 ": share of tasks with mixed outcomes (route-polluted tasks left out)"});
-  row(out, {"Mixed outcomes", pp(s.mixed_share_pp),
+  row(out, {"Mixed outcomes", gap_or_na(s.mixed_share_pp),
             "share of those tasks where some runs passed and some failed"});
-  auto pp_or_na = [&](const std::optional<double>& v) { return or_na(v, [&](double x) { return pp(x); }); };
   row(out, {"Answer inconsistency", pp_or_na(s.answer_inconsistency_pp),
             "share of tasks whose runs gave different final answers"});
   row(out, {"Trajectory inconsistency", pp_or_na(s.trajectory_inconsistency_pp),

@@ -136,8 +136,8 @@ void consistency_section(const report::Report& r, const MarkdownOptions& o, std:
   if (!has_trajectories(r)) return;
   const auto& s = r.stats;
   out += "## Consistency\n\n";
-  out += "Consistency gap " + fixed(s.consistency_gap_pp) +
-         " pp (share of tasks whose runs both passed and "
+  out += "Consistency gap " + or_na(s.consistency_gap_pp, [](double x) { return fixed(x) + " pp"; }) +
+         " (share of tasks whose runs both passed and "
          "failed); trajectory inconsistency " +
          or_na(s.trajectory_inconsistency_pp, [](double x) { return fixed(x) + " pp"; }) +
          " (share of tasks whose runs made different tool-call sequences); mean trajectory similarity " +

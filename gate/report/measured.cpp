@@ -63,4 +63,8 @@ std::string success_text(const Report& r, const Measured& m) {
   return fixed(100 * r.stats.overall.success_rate, 1) + "%";
 }
 
+std::string gap_text(const Report& r) {
+  return r.stats.consistency_gap_pp ? fixed(*r.stats.consistency_gap_pp, 1) + "pp" : "n/a";
+}
+
 } // namespace gate::report

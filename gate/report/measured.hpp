@@ -38,4 +38,8 @@ std::string over_limit_text(const Measured& m, const std::string& limit, double 
 // "78.0%", or "n/a (0 of 132 runs measured)" when no run was measured.
 std::string success_text(const Report& r, const Measured& m);
 
+// "12.5pp", or "n/a" when no task could have a gap (none measured k times
+// on one route).
+std::string gap_text(const Report& r);
+
 } // namespace gate::report

@@ -1,5 +1,6 @@
 #include <gate/report/report.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <gate/util/error.hpp>
@@ -76,6 +77,14 @@ metrics::Options options_from_config(const boost::json::value& config, const std
     if (model != nullptr && !model->is_string())
       throw_bad_input(where + ": config field \"judge.model\" must be a string");
     if (model != nullptr) o.pricing.judge_model = std::string(model->get_string());
+  }
+  if (const auto* by_design = c.if_contains("route_by_design")) {
+    const auto* names = by_design->if_array();
+    if (names == nullptr ||
+        !std::all_of(names->begin(), names->end(), [](const auto& v) { return v.is_string(); }))
+      throw_bad_input(where + ": config field \"route_by_design\" must be an array of route field names");
+    for (const auto& name : *names)
+      o.routes.by_design.insert(std::string(name.get_string()));
   }
   return o;
 }

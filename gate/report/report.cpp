@@ -23,7 +23,7 @@ void compute(Report& r, const metrics::Options& options) {
   const bool polluted = std::any_of(r.task_stats.begin(), r.task_stats.end(),
                                     [](const metrics::TaskStats& s) { return s.route_polluted; });
   if (polluted) {
-    o.routes.by_run = metrics::route_fields_by_run(r.tasks, o.routes.shared);
+    o.routes.by_run = metrics::route_fields_by_run(r.tasks, o.routes.shared, o.routes.by_design);
     if (!o.routes.by_run.empty())
       for (std::size_t i = 0; i < r.tasks.size(); ++i)
         if (r.task_stats[i].route_polluted) r.task_stats[i] = metrics::task_stats(r.tasks[i], o);

@@ -428,3 +428,101 @@ TEST_CASE("τ-bench: the route from the name run.py gave the file") {
   CHECK(report.at("route").at("user_model").as_string() == "gpt-4o-mini");
   CHECK(report.at("stats").at("polluted_tasks").as_int64() == 0);
 }
+
+namespace {
+
+struct Sim {
+  std::string task;
+  int trial;
+  double reward;
+};
+
+// A τ²-bench results file: trial r runs with seed 1000 + 7r in every task,
+// as τ²-bench's run.py draws one seed per trial for the whole run.
+std::string tau2_results(const std::vector<Sim>& sims) {
+  std::string out = R"({"timestamp": "2025-06-01T10:05:00", "info": {"num_trials": 4, "seed": 300,
+    "agent_info": {"implementation": "llm_agent", "llm": "gpt-4.1", "llm_args": {"temperature": 0.0}},
+    "user_info": {"implementation": "user_simulator", "llm": "gpt-4.1-mini", "llm_args": {}}},
+    "tasks": [], "simulations": [)";
+  for (std::size_t i = 0; i < sims.size(); ++i) {
+    const Sim& s = sims[i];
+    out += std::string(i == 0 ? "" : ",") + "\n  {\"id\": \"s" + std::to_string(i) + "\", \"task_id\": \"" +
+           s.task + "\", \"trial\": " + std::to_string(s.trial) +
+           ", \"seed\": " + std::to_string(1000 + 7 * s.trial) +
+           ", \"duration\": 1.0, \"termination_reason\": \"agent_stop\", \"reward_info\": {\"reward\": " +
+           (s.reward == 1 ? "1.0" : "0.0") +
+           "}, \"messages\": [{\"role\": \"assistant\", \"content\": \"Done\", \"usage\": "
+           "{\"prompt_tokens\": 10, \"completion_tokens\": 2}}]}";
+  }
+  return out + "]}\n";
+}
+
+boost::json::object analyze_stats(const TempDir& tmp, const std::string& body, Result& r) {
+  spit(tmp.path() / "results.json", body);
+  r = run_gate({"analyze", (tmp.path() / "results.json").string(), "--out", "out"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  return read_json(tmp.path() / "out" / "report.json").at("stats").as_object();
+}
+
+} // namespace
+
+TEST_CASE(
+    "τ²-bench: a one-task file's per-trial seed is the harness's design; its mixed runs are a 100pp gap") {
+  TempDir tmp;
+  Result r;
+  const auto stats =
+      analyze_stats(tmp, tau2_results({{"t1", 0, 1}, {"t1", 1, 0}, {"t1", 2, 1}, {"t1", 3, 0}}), r);
+  CHECK(stats.at("polluted_tasks").as_int64() == 0);
+  // One task, mixed: pass@4 = 1, pass^4 = 0.
+  CHECK(number(stats.at("consistency_gap_pp")) == doctest::Approx(100.0));
+  CHECK(has(r.out, "consistency gap 100.0pp, 0 route-polluted tasks"));
+  CHECK(stats.at("route_by_run").at("seed").as_array().size() == 4);
+}
+
+TEST_CASE(
+    "τ²-bench: a gap in trial numbers keeps each run at its trial, so the per-trial seed is no pollution") {
+  TempDir tmp;
+  Result r;
+  // t1's trial 1 is missing (an interrupted run): its runs are trials 0 and
+  // 2, which had seeds 1000 and 1014 like every other task's trials 0 and 2.
+  const auto stats = analyze_stats(tmp,
+                                   tau2_results({{"t1", 0, 1},
+                                                 {"t1", 2, 0},
+                                                 {"t2", 0, 1},
+                                                 {"t2", 1, 1},
+                                                 {"t2", 2, 1},
+                                                 {"t3", 0, 0},
+                                                 {"t3", 1, 1},
+                                                 {"t3", 2, 0}}),
+                                   r);
+  CHECK(stats.at("polluted_tasks").as_int64() == 0);
+  const auto report = read_json(tmp.path() / "out" / "report.json");
+  const auto& t1_runs = report.at("tasks").as_array()[0].at("runs").as_array();
+  REQUIRE(t1_runs.size() == 2);
+  CHECK(t1_runs[1].at("index").as_int64() == 2);
+  // k = 3, the runs most tasks have; t1's two are left out of pass^k and the
+  // gap (METRICS.md, common k): t2 3 of 3 → 0, t3 1 of 3 → 1; (0 + 1) / 2.
+  CHECK(stats.at("pass_k_left_out").as_int64() == 1);
+  CHECK(number(stats.at("consistency_gap_pp")) == doctest::Approx(50.0));
+}
+
+TEST_CASE("a gap over no task that can have one is n/a, not 0.0pp") {
+  TempDir tmp;
+  Result r;
+  // Every task route-polluted (the temperature changed between its runs):
+  // no task is left to measure a gap on.
+  spit(tmp.path() / "runs.jsonl",
+       R"({"task_id": "a", "run_id": 0, "passed": true, "model": "m", "temperature": 0}
+{"task_id": "a", "run_id": 1, "passed": false, "model": "m", "temperature": 1}
+)");
+  r = run_gate({"analyze", (tmp.path() / "runs.jsonl").string(), "--out", "out"}, tmp.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto stats = read_json(tmp.path() / "out" / "report.json").at("stats").as_object();
+  CHECK(stats.at("polluted_tasks").as_int64() == 1);
+  CHECK(stats.at("consistency_gap_pp").is_null());
+  CHECK(has(r.out, "consistency gap n/a"));
+  CHECK(has(slurp(tmp.path() / "out" / "report.md"),
+            "| Consistency gap | n/a (no task with 2 measured runs on one route) |"));
+}

@@ -116,7 +116,8 @@ TEST_CASE("all tasks errored: no success numbers, no division by zero") {
   CHECK(c.suite.overall.interval.low == 0.0);
   CHECK(c.suite.overall.interval.high == 1.0);
   CHECK(c.suite.pass_at_k.empty());
-  CHECK(c.suite.consistency_gap_pp == 0.0);
+  CHECK(!c.suite.consistency_gap_pp); // no task to have a gap: n/a, not 0
+  CHECK(!c.suite.mixed_share_pp);
   CHECK(!c.suite.trajectory_similarity); // no tool calls in the data: n/a, not 1.0
   CHECK(!c.suite.answer_inconsistency_pp);
   CHECK(c.suite.error_rate == 1.0);
