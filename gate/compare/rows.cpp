@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <gate/compare/stats.hpp>
@@ -38,6 +39,14 @@ double mean(const std::vector<double>& x) {
   for (double v : x)
     s += v;
   return x.empty() ? 0.0 : s / static_cast<double>(x.size());
+}
+
+// A noise floor, or none when it is not finite or exceeds `most`, the
+// largest worsening the row's statistic can make from its baseline: a
+// change that big could not be told from noise either.
+std::optional<double> within(double floor, double most) {
+  if (!std::isfinite(floor) || floor > most + 1e-9) return std::nullopt;
+  return floor;
 }
 
 // One task's value on each side, for a row whose per-task values lie in
@@ -129,11 +138,15 @@ RowCalc success_row(const std::vector<Pair>& pairs) {
   fill_unit_row(row, values, false);
   if (floor_base.empty()) return calc;
   // The floor of the test actually run: over the affected tasks, whose
-  // baseline counts estimate the per-task noise.
-  calc.floor = [floor_base, runs_current](double level) -> std::optional<double> {
+  // baseline counts estimate the per-task noise. The rate cannot fall below
+  // 0: a floor beyond the scope's baseline is a fall no data could show.
+  double scope_rate = 0;
+  for (const PassCount& t : floor_base)
+    scope_rate += t.runs > 0 ? static_cast<double>(t.passes) / static_cast<double>(t.runs) : 0.0;
+  const double most_pp = 100 * scope_rate / static_cast<double>(floor_base.size());
+  calc.floor = [floor_base, runs_current, most_pp](double level) -> std::optional<double> {
     NoiseFloor nf = detectable_change(floor_base, runs_current, level);
-    if (!std::isfinite(nf.drop_pp)) return std::nullopt;
-    return nf.drop_pp;
+    return within(nf.drop_pp, most_pp);
   };
   return calc;
 }
@@ -148,7 +161,8 @@ RowCalc gap_row(const std::vector<Pair>& pairs, std::int64_t k, const Options& o
   }
   row.k = k;
   std::vector<PairValue> values;
-  std::int64_t below_k = 0, became_mixed = 0, became_consistent = 0;
+  std::int64_t below_k = 0, polluted = 0, became_mixed = 0, became_consistent = 0;
+  std::set<std::string> polluted_fields;
   bool binary = true;
   for (const Pair& p : pairs) {
     if (!p.measured) continue;
@@ -158,7 +172,12 @@ RowCalc gap_row(const std::vector<Pair>& pairs, std::int64_t k, const Options& o
     }
     // As in the report's own gap: a task whose runs took different routes
     // is mixed for a reason that is not the model's.
-    if (!o.include_polluted && (p.sb->route_polluted || p.sa->route_polluted)) continue;
+    if (!o.include_polluted && (p.sb->route_polluted || p.sa->route_polluted)) {
+      ++polluted;
+      polluted_fields.insert(p.sb->route_diff.begin(), p.sb->route_diff.end());
+      polluted_fields.insert(p.sa->route_diff.begin(), p.sa->route_diff.end());
+      continue;
+    }
     auto gap = [k](const TaskStats& s) {
       return metrics::pass_at_k(s.n, s.c, k) - metrics::pass_hat_k(s.n, s.c, k);
     };
@@ -169,6 +188,21 @@ RowCalc gap_row(const std::vector<Pair>& pairs, std::int64_t k, const Options& o
     binary = binary && (d == 0 || d == 1 || d == -1);
     became_mixed += d > 0;
     became_consistent += d < 0;
+  }
+  if (values.empty() && polluted > 0) {
+    std::string fields;
+    for (const auto& f : polluted_fields)
+      fields += (fields.empty() ? "" : ", ") + f;
+    const bool one = polluted == 1;
+    unavailable(row, (one ? "the 1 paired task" : "the " + std::to_string(polluted) + " paired tasks") +
+                         " with " + std::to_string(k) + " measured runs in both reports " +
+                         (one ? "is" : "are") + " route-polluted (" +
+                         (fields.empty() ? "the route" : fields) +
+                         (polluted_fields.size() > 1 ? " differ" : " differs") + " between " +
+                         (one ? "its" : "their") +
+                         " runs), and polluted tasks are left out of the gap (include_polluted: true counts "
+                         "them)");
+    return calc;
   }
   if (values.empty()) {
     unavailable(row, "no paired task has " + std::to_string(k) + " measured runs in both reports");
@@ -199,11 +233,12 @@ RowCalc gap_row(const std::vector<Pair>& pairs, std::int64_t k, const Options& o
     if (v.in_scope) scope_b += v.b;
   const double tasks = static_cast<double>(row.scope_tasks);
   const double g = scope_b / tasks;
+  // The mean gap cannot rise above 1: at most 100(1 − ḡ) pp.
   calc.floor = [g, tasks](double level) -> std::optional<double> {
     double z = metrics::normal_quantile(1 - level) + metrics::normal_quantile(0.8);
     double normal_pp = 100 * z * std::sqrt(2 * g * (1 - g) / tasks);
     double discrete_pp = 100 * (std::floor(std::log2(1 / level)) + 1) / tasks;
-    return std::max(normal_pp, discrete_pp);
+    return within(std::max(normal_pp, discrete_pp), 100 * (1 - g));
   };
   return calc;
 }
@@ -291,12 +326,21 @@ std::optional<double> fresh_latency(const Task& t) {
   double sum = 0;
   int count = 0;
   for (const Run& r : t.runs)
-    if (!r.cache_hit && !r.errored() && r.latency_ms > 0) {
+    if (metrics::timed_fresh(r)) {
       sum += r.latency_ms;
       ++count;
     }
   if (count == 0) return std::nullopt;
   return sum / count;
+}
+
+// The latencies a report's call_latency is taken over.
+std::vector<double> fresh_latencies(const report::Report& r) {
+  std::vector<double> out;
+  for (const Task& t : r.tasks)
+    for (const Run& run : t.runs)
+      if (metrics::timed_fresh(run)) out.push_back(run.latency_ms);
+  return out;
 }
 
 RowCalc latency_row(const report::Report& b, const report::Report& a, const std::vector<Pair>& pairs) {
@@ -315,26 +359,29 @@ RowCalc latency_row(const report::Report& b, const report::Report& a, const std:
   row.current = a.stats.call_latency.p95;
   row.delta = 100 * (row.current / row.baseline - 1);
   row.suite_delta = row.delta;
-  row.delta_interval = {row.delta, row.delta};
-  // A p95 has no paired form; the interval and the test are on the per-task
-  // mean latency, relative to the baseline's mean over the same tasks.
+  // The interval is the p95 change's own, by resampling each report's
+  // fresh calls; the cost is bounded for suites of many calls.
+  const std::vector<double> calls_b = fresh_latencies(b), calls_a = fresh_latencies(a);
+  const int resamples =
+      static_cast<int>(std::clamp<std::size_t>(20'000'000 / (calls_b.size() + calls_a.size()), 200, 2000));
+  row.delta_interval = p95_change_interval(calls_b, calls_a, resamples);
+  const std::string interval_text = "; interval: percentile bootstrap of the p95 change (" +
+                                    std::to_string(resamples) +
+                                    " resamples of each report's fresh calls, seeded)";
+  // A p95 has no paired form; the test is on the per-task mean latency.
   std::vector<double> d;
-  double sum_b = 0;
   for (const Pair& p : pairs) {
     auto lb = fresh_latency(*p.base), la = fresh_latency(*p.cur);
     if (!lb || !la) continue;
     d.push_back(*la - *lb);
-    sum_b += *lb;
   }
   row.tasks = row.scope_tasks = static_cast<std::int64_t>(d.size());
   if (d.empty()) {
-    row.test = "no task has fresh calls with latency in both reports";
+    row.test = "no task has fresh calls with latency in both reports" + interval_text;
     return calc;
   }
-  MeanInterval mi = mean_diff_interval(d);
-  double scale = 100 * static_cast<double>(d.size()) / sum_b;
-  row.delta_interval = {std::max(mi.interval.low * scale, -100.0), mi.interval.high * scale};
   set_sign_flip(row, d, true, "tasks (per-task mean latency of fresh calls)");
+  row.test += interval_text;
   return calc;
 }
 

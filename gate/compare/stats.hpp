@@ -76,6 +76,14 @@ struct MeanInterval {
 // Not clipped: the caller knows the range of its differences.
 MeanInterval mean_diff_interval(const std::vector<double>& d);
 
+// 95% percentile-bootstrap interval of 100 · (p95(a) / p95(b) − 1), in
+// percent, p95 as metrics::percentile: each side's values resampled on
+// their own (they are not paired), `resamples` times, seeded like the
+// sign-flip test so that the same reports give the same interval. Both
+// sides non-empty and positive.
+metrics::Interval p95_change_interval(const std::vector<double>& b, const std::vector<double>& a,
+                                      int resamples);
+
 struct McNemarResult {
   std::int64_t discordant = 0; // b + c
   double p_two_sided = 1;      // 2·min(tail) capped at 1

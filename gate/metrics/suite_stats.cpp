@@ -179,10 +179,8 @@ SuiteStats suite_stats(const std::vector<Task>& tasks, const std::vector<TaskSta
       else
         ++runs_with_usage;
       if (!r.route.empty() || !o.routes.shared.empty()) ++runs_with_route;
-      if (r.cache_hit)
-        ++s.cache_hits;
-      else if (!r.errored() && r.latency_ms > 0)
-        latencies.push_back(r.latency_ms);
+      if (r.cache_hit) ++s.cache_hits;
+      if (timed_fresh(r)) latencies.push_back(r.latency_ms);
     }
   }
 

@@ -84,6 +84,7 @@ struct RateSummary {
 
 // Fresh (not cache_hit), non-errored runs that carry a latency (a replayed or
 // imported run without one has 0); percentiles as percentile().
+inline bool timed_fresh(const results::Run& r) { return !r.cache_hit && !r.errored() && r.latency_ms > 0; }
 struct Latency {
   std::int64_t count = 0;
   double p50 = 0, p95 = 0, max = 0;

@@ -47,8 +47,9 @@ TEST_CASE("the same counts sampled again pass, with the success noise floor in t
   // needs m = 6 tasks moving by 1/3 each → 100·6/(3·4) = 50pp, the larger.
   CHECK(*s.noise_floor == Approx(50).epsilon(1e-6));
   // Consistency gap: b and c are mixed (ḡ = 1/2, T = 4); normal
-  // 100·2.801585·√(2·¼/4) = 99.1pp; discrete 100·6/4 = 150pp.
-  CHECK(*row(v, "consistency_gap").noise_floor == Approx(150));
+  // 100·2.801585·√(2·¼/4) = 99.1pp; discrete 100·6/4 = 150pp, more than the
+  // 50pp the mean gap can still rise: no rise is detectable, no floor.
+  CHECK_FALSE(row(v, "consistency_gap").noise_floor.has_value());
   CHECK(row(v, "consistency_gap").baseline == Approx(50));
   CHECK(row(v, "pass_hat_k").name == "pass^3");
   CHECK(v.headline ==
@@ -418,15 +419,18 @@ TEST_CASE("tokens, latency and error rows: crossed on 4 tasks, which no test can
   CHECK(*tk.p_value == Approx(1.0 / 16));
 
   // p95 of 8 × 100 ms is 100; of {200,200,200,200,300,300,400}: rank 0.95·6 =
-  // 5.7 → 300 + 0.7·100 = 370, +270%. Per-task means 200,200,300,400 against
-  // 100: d = 100,100,200,300, mean 175, sd √(27500/3) = 95.7427, half-width
-  // 3.182446·95.7427/2 = 152.348 ms, over a baseline mean of 100 ms → %.
+  // 5.7 → 300 + 0.7·100 = 370, +270%. The interval resamples the calls: the
+  // baseline's p95 is always 100, a resample of the current's lies in
+  // [200, 400], so the interval lies in [+100, +300]% and holds +270%. The
+  // test is on the per-task means: d = 100,100,200,300, sign flip 1/16.
   const MetricRow& lat = row(v, "p95_latency");
   CHECK(lat.baseline == Approx(100));
   CHECK(lat.current == Approx(370));
   CHECK(lat.delta == Approx(270));
-  CHECK(lat.delta_interval.low == Approx(175 - 152.348).epsilon(1e-4));
-  CHECK(lat.delta_interval.high == Approx(175 + 152.348).epsilon(1e-4));
+  CHECK(lat.delta_interval.low >= 100);
+  CHECK(lat.delta_interval.low <= 270);
+  CHECK(lat.delta_interval.high >= 270);
+  CHECK(lat.delta_interval.high <= 300);
   CHECK(*lat.p_value == Approx(1.0 / 16));
 
   // Errors: 1 of 8 runs (12.5%); d = 0, 0, 0, 0.5: mean 0.125, sd 0.25,
