@@ -23,6 +23,11 @@ struct ModelConfig {
   // The OpenAI request shape: "chat" (Chat Completions) or "responses" (the
   // Responses API). Anthropic speaks only its Messages API.
   std::string api = "chat";
+  // Which OpenAI model family's request rules apply (model::wire_settings):
+  // "auto" (by model.name: gpt-5*, o1*, o3*, o4* are reasoning models),
+  // "reasoning" or "sampling", for a model whose name does not say (an
+  // Azure deployment, a proxy's alias).
+  std::string family = "auto";
   // Azure OpenAI only: "" = the v1 API (base URL {endpoint}/openai/v1, the
   // deployment in the body's model field); a version such as 2024-10-21 =
   // deployment URLs ({endpoint}/openai/deployments/{model.name}/...

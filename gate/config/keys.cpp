@@ -252,6 +252,8 @@ std::vector<Row> build_rows() {
       [](auto& c) -> auto& { return c.model.provider; }, {.choices = provider_names()}));
   r.push_back(make("model.api", Kind::choice, "OpenAI request shape: chat (Chat Completions) or responses (the Responses API); anthropic and gemini take chat only",
       [](auto& c) -> auto& { return c.model.api; }, {.choices = {"chat", "responses"}}));
+  r.push_back(make("model.family", Kind::choice, "OpenAI model family whose request rules apply: auto (by model.name: gpt-5*, o1*, o3*, o4* are reasoning models), reasoning (max_completion_tokens, no temperature or top_p) or sampling, for a deployment or alias whose name does not say",
+      [](auto& c) -> auto& { return c.model.family; }, {.choices = {"auto", "reasoning", "sampling"}}));
   r.push_back(make("model.api_version", Kind::string, "azure only: the api-version of deployment URLs ({endpoint}/openai/deployments/{model.name}/...?api-version=...), e.g. 2024-10-21; \"\" or null = the v1 API (model.base_url {endpoint}/openai/v1)",
       [](auto& c) -> auto& { return c.model.api_version; }, {.nullable = true, .extra = api_version}));
   r.push_back(make("model.base_url", Kind::string, "API base URL; the default follows model.provider (docs/config.md \"Providers\"; azure has none)",

@@ -121,7 +121,7 @@ WireSettings wire_settings(const config::ModelConfig& m) {
     if (!(m.temperature && anthropic_one_sampling_field(m.name))) w.top_p = m.top_p;
     return w;
   }
-  const bool reasoning = openai_reasoning_model(m.name);
+  const bool reasoning = m.family == "reasoning" || (m.family == "auto" && openai_reasoning_model(m.name));
   if (!reasoning) {
     w.temperature = m.temperature;
     w.top_p = m.top_p;

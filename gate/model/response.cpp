@@ -73,12 +73,16 @@ std::string setting_hint(const ErrorInfo& e) {
                                    {"max_tokens", "model.max_tokens"},
                                    {"max_completion_tokens", "model.max_tokens"},
                                    {"max_output_tokens", "model.max_tokens"}};
+  // A reasoning model under a name gate's family table does not know (an
+  // Azure deployment) refuses the sampling fields and Chat's max_tokens.
+  const bool reasoning_field = e.param == "temperature" || e.param == "top_p" || e.param == "max_tokens";
   for (const Key& k : k_keys)
     if (e.param == k.param)
-      return " (the model does not take " + std::string(k.param) + ": set " + std::string(k.key) +
-             ": null in gate.yaml)";
+      return "the model does not take " + std::string(k.param) + ": set " + std::string(k.key) +
+             ": null in gate.yaml" +
+             (reasoning_field ? ", or model.family: reasoning (gpt-5, o-series)" : "") + " — ";
   if (!e.param.empty())
-    return " (the model does not take " + e.param + ": remove it from model.extra in gate.yaml)";
+    return "the model does not take " + e.param + ": remove it from model.extra in gate.yaml — ";
   return "";
 }
 
@@ -149,7 +153,9 @@ Reply interpret_error(const ApiResponse& r) {
   if (s >= 500) return failed(Bucket::server, status + e.message);
   if ((s == 400 || s == 413 || s == 422) && is_context_overflow(e))
     return failed(Bucket::context_length, status + e.message);
-  return failed(Bucket::bad_response, status + e.message + setting_hint(e));
+  // The hint first: short_error keeps 200 bytes, and the provider's own
+  // message is long.
+  return failed(Bucket::bad_response, status + setting_hint(e) + e.message);
 }
 
 Reply interpret_openai(const boost::json::value& v) {

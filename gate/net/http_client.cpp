@@ -150,7 +150,12 @@ public:
         used = reply.usage->prompt_tokens + reply.usage->completion_tokens;
       else if (response.status / 100 == 2)
         used = estimate;
-      limiter_.on_response(permit.permit, response.status, out.asked, used);
+      // A wait this call refuses (above model.max_retry_after_s, below)
+      // holds no other worker either: each call that is asked it ends the
+      // same way, at once, rather than the pool idling for it.
+      const std::optional<double> honoured =
+          out.asked && *out.asked > max_server_wait_s_ ? std::nullopt : out.asked;
+      limiter_.on_response(permit.permit, response.status, honoured, used);
       if (response.status != 429) last_unlimited_ = Mono::now().time_since_epoch().count();
 
       // A caller that gave up wants no further attempt.

@@ -402,3 +402,41 @@ TEST_CASE("README's \"Start your own suite\" shows gate init's output as it is")
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == shown);
 }
+
+TEST_CASE("gate init --model gpt-5-mini works as printed against a server that refuses what reasoning models "
+          "refuse; the same model as a sampling one gets every call refused, with the key to change") {
+  gate::testing::Script script = gate::testing::parse_script(k_answers);
+  script.enforce = "openai-reasoning"; // OpenAI's documented 400s for gpt-5 and o-series
+  gate::testing::FakeUpstream upstream(script);
+  upstream.start();
+  TempDir tmp;
+  const fs::path work = git_repo(tmp);
+  Result init = run_gate({"init", "--model", "gpt-5-mini", "--base-url", upstream.base_url()}, work);
+  INFO(init.out << init.err);
+  REQUIRE(init.exit_code == 0);
+  std::map<std::string, std::string> env;
+  const std::string printed = follow(printed_commands(init.out), work, env);
+  CHECK(upstream.requests() == 18);
+  CHECK(has(printed, "support v1: success 100.0%"));
+  CHECK(has(printed, "0 errored"));
+  // What went on the wire: no temperature, max_completion_tokens.
+  const std::string sent = upstream.log().front().body;
+  CHECK(has(sent, "\"max_completion_tokens\":"));
+  CHECK(sent.find("\"temperature\"") == std::string::npos);
+  CHECK(sent.find("\"max_tokens\"") == std::string::npos);
+
+  // Sent as gate sends to a sampling model (what every call got before):
+  // each call is OpenAI's 400, and the run's error names the key.
+  spit(work / "gate.yaml", slurp(work / "gate.yaml") + "\n");
+  set_yaml(work / "gate.yaml", "name", "gpt-5-mini\n  family: sampling");
+  Result refused =
+      run_gate({"run", "--config", "gate.yaml", "--mode", "record", "--out", "refused"}, work, env);
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code == 3); // nothing measured
+  const std::string report = slurp(work / "refused" / "report.json");
+  CHECK(has(report, "HTTP 400: the model does not take max_tokens: set model.max_tokens: null in gate.yaml, "
+                    "or model.family: reasoning (gpt-5, o-series) — Unsupported parameter: 'max_tokens'"));
+  Result doctor = run_gate({"doctor", "--config", "gate.yaml"}, work, env);
+  CHECK(has(doctor.out + doctor.err, "model.family: reasoning"));
+  CHECK(no_canary_in(tmp.path(), printed + refused.out + refused.err + doctor.out + doctor.err, k_canary));
+}

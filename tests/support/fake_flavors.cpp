@@ -108,4 +108,52 @@ std::optional<Refusal> azure_refusal(const Script& script, std::string_view path
   return std::nullopt;
 }
 
+namespace {
+
+std::string openai_400(const std::string& message, const std::string& param, const std::string& code) {
+  return boost::json::serialize(boost::json::object{
+      {"error",
+       boost::json::object{
+           {"message", message}, {"type", "invalid_request_error"}, {"param", param}, {"code", code}}}});
+}
+
+} // namespace
+
+std::optional<Refusal> provider_refusal(const Script& script, Shape shape, const boost::json::object& body) {
+  namespace bj = boost::json;
+  if (script.enforce == "openai-reasoning" && shape == Shape::chat) {
+    if (body.contains("max_tokens"))
+      return Refusal{400,
+                     openai_400("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                "'max_completion_tokens' instead.",
+                                "max_tokens", "unsupported_parameter")};
+    for (const char* field : {"temperature", "top_p"}) {
+      const bj::value* v = body.if_contains(field);
+      if (v == nullptr || !v->is_number() || v->to_number<double>() == 1.0) continue;
+      return Refusal{400, openai_400("Unsupported value: '" + std::string(field) + "' does not support " +
+                                         bj::serialize(*v) +
+                                         " with this model. Only the default (1) value is supported.",
+                                     field, "unsupported_value")};
+    }
+  }
+  if (script.enforce == "openai-reasoning" && shape == Shape::responses)
+    for (const char* field : {"temperature", "top_p"})
+      if (body.contains(field))
+        return Refusal{400, openai_400("Unsupported parameter: '" + std::string(field) +
+                                           "' is not supported with this model.",
+                                       field, "unsupported_parameter")};
+  if (script.enforce == "claude-4.5" && shape == Shape::anthropic) {
+    auto refuse = [](const std::string& message) {
+      return Refusal{400, bj::serialize(bj::object{{"type", "error"},
+                                                   {"error", bj::object{{"type", "invalid_request_error"},
+                                                                        {"message", message}}}})};
+    };
+    if (body.contains("temperature") && body.contains("top_p"))
+      return refuse(
+          "`temperature` and `top_p` cannot both be specified for this model. Please use only one.");
+    if (!body.contains("max_tokens")) return refuse("max_tokens: Field required");
+  }
+  return std::nullopt;
+}
+
 } // namespace gate::testing

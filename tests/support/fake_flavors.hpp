@@ -4,6 +4,7 @@
 // OpenAI on the wire (Script::azure_api_version, error_style): their error
 // bodies and Azure OpenAI's routes and key header.
 
+#include <boost/json/object.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,5 +32,17 @@ struct Refusal {
 };
 std::optional<Refusal> azure_refusal(const Script& script, std::string_view path, std::string_view query,
                                      const std::string& api_key_header);
+
+// The refusal of a request body that the served model's documented rules
+// (Script::enforce) reject, with the provider's 400 body; nullopt = go on.
+//   openai-reasoning, Chat Completions: max_tokens (unsupported_parameter,
+//     "Use 'max_completion_tokens' instead"), a temperature or top_p other
+//     than 1 (unsupported_value, "Only the default (1) value is supported");
+//   openai-reasoning, Responses API: temperature or top_p at all
+//     (unsupported_parameter);
+//   claude-4.5: temperature and top_p together, or no max_tokens
+//     (invalid_request_error).
+enum class Shape { chat, responses, anthropic };
+std::optional<Refusal> provider_refusal(const Script& script, Shape shape, const boost::json::object& body);
 
 } // namespace gate::testing

@@ -107,7 +107,8 @@ Script parse_script(const std::string& json_text, const std::string& where) {
   const auto& o = json::as_object(v, where);
   check_keys(o,
              {"latency_ms", "event_gap_ms", "rules", "faults", "prefix", "models", "seed",
-              "azure_api_version", "no_usage", "reject_seed", "error_style"},
+              "azure_api_version", "no_usage", "reject_seed", "error_style", "enforce",
+              "cached_prompt_tokens"},
              where);
   Script s;
   if (o.contains("latency_ms")) s.latency_ms = json::get_number(o, "latency_ms", where);
@@ -119,6 +120,11 @@ Script parse_script(const std::string& json_text, const std::string& where) {
   if (o.contains("no_usage")) s.no_usage = json::get_bool(o, "no_usage", where);
   if (o.contains("reject_seed")) s.reject_seed = json::get_bool(o, "reject_seed", where);
   s.error_style = optional_string(o, "error_style", where);
+  s.enforce = optional_string(o, "enforce", where);
+  if (!s.enforce.empty() && s.enforce != "openai-reasoning" && s.enforce != "claude-4.5")
+    throw_bad_input(where + ": \"enforce\" must be \"openai-reasoning\" or \"claude-4.5\"");
+  if (o.contains("cached_prompt_tokens"))
+    s.cached_prompt_tokens = json::get_int(o, "cached_prompt_tokens", where);
   if (!s.error_style.empty() && s.error_style != "azure" && s.error_style != "gemini" &&
       s.error_style != "ollama")
     throw_bad_input(where + ": \"error_style\" must be \"azure\", \"gemini\" or \"ollama\"");

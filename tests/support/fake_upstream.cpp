@@ -336,6 +336,12 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
         error_body(script, 404, "The model `" + model + "` does not exist or you do not have access to it.",
                    "model_not_found"));
   }
+  if (auto refusal = provider_refusal(script,
+                                      anthropic        ? Shape::anthropic
+                                      : spec.responses ? Shape::responses
+                                                       : Shape::chat,
+                                      body))
+    return json_outcome(refusal->status, std::move(refusal->body));
   if (script.reject_seed && body.contains("seed"))
     return json_outcome(400, error_body(script, 400, "Unrecognized request argument supplied: seed"));
 
@@ -417,6 +423,13 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
            {"stop_reason", "end_turn"},
            {"stop_sequence", nullptr},
            {"usage", boost::json::object{{"input_tokens", prompt}, {"output_tokens", completion}}}};
+    if (script.cached_prompt_tokens > 0) {
+      auto& usage = res["usage"].as_object();
+      const std::int64_t read = std::min(script.cached_prompt_tokens, prompt);
+      usage["input_tokens"] = prompt - read;
+      usage["cache_read_input_tokens"] = read;
+      usage["cache_creation_input_tokens"] = 0;
+    }
   } else {
     boost::json::object message{{"role", "assistant"}, {"content", answer}};
     std::string finish = "stop";
@@ -449,6 +462,9 @@ Outcome Service::complete(Api api, const boost::json::object& body, const std::s
           boost::json::object{{"hate", filtered}, {"violence", filtered}};
     }
   }
+  if (script.cached_prompt_tokens > 0 && !anthropic && !spec.responses)
+    res["usage"].as_object()["prompt_tokens_details"] =
+        boost::json::object{{"cached_tokens", std::min(script.cached_prompt_tokens, prompt)}};
   if (script.no_usage) res.erase("usage");
   return json_outcome(200, boost::json::serialize(res));
 }

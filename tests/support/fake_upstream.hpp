@@ -98,6 +98,17 @@ struct Script {
   // The shape of every error body: "" (OpenAI), "azure", "gemini" (a JSON
   // array) or "ollama" ({"error": "text"}); see fake_flavors.hpp.
   std::string error_style = {};
+  // The served model's documented refusals of request fields
+  // (fake_flavors.hpp provider_refusal), with the provider's own 400 body:
+  // "" none; "openai-reasoning" (gpt-5, o-series, under any model name, as
+  // an Azure deployment can be); "claude-4.5" (Claude Sonnet 4.5 and later).
+  std::string enforce = {};
+  // When > 0, a non-streamed answer's usage says this many of its prompt
+  // tokens came from the provider's prompt cache: OpenAI's
+  // prompt_tokens_details.cached_tokens (of prompt_tokens), Anthropic's
+  // cache_read_input_tokens (input_tokens is then the rest, as Anthropic
+  // counts them) with cache_creation_input_tokens 0.
+  std::int64_t cached_prompt_tokens = 0;
 };
 
 // The scripts tests of other providers start from: Azure serving

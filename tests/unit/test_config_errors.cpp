@@ -81,7 +81,7 @@ TEST_CASE("a misspelt choice suggests the closest, as a misspelt key does") {
 
 TEST_CASE("unknown keys list the expected ones and suggest the closest") {
   const std::string model_keys =
-      "provider, api, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
+      "provider, api, family, api_version, base_url, api_key_env, key_alias, name, temperature, top_p, seed, "
       "max_tokens, extra, timeout, max_retries, rate_limit_wait_s, max_retry_after_s, ca_file, stream, "
       "requests_per_minute, "
       "tokens_per_minute";
@@ -170,7 +170,7 @@ TEST_CASE("wrong types say what was expected, at the value") {
         "gate.yaml:5:7: YAML tag: gate.yaml takes plain values; quote a value that starts with '!'");
   // "model: gpt-4o" where a section is expected: the value at column 8.
   CHECK(load_error("model: gpt-4o\n") ==
-        "gate.yaml:1:8: model: expected a mapping of keys (provider, api, api_version, base_url, "
+        "gate.yaml:1:8: model: expected a mapping of keys (provider, api, family, api_version, base_url, "
         "api_key_env, key_alias, "
         "name, "
         "temperature, top_p, seed, max_tokens, extra, timeout, max_retries, rate_limit_wait_s, "

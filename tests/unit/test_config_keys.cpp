@@ -71,7 +71,7 @@ TEST_CASE("key_table() names each key once, with a type, a default and help") {
     CHECK_MESSAGE(!k.fallback.empty(), k.key);
     CHECK_MESSAGE(!k.help.empty(), k.key);
   }
-  CHECK(key_table().size() == 60);
+  CHECK(key_table().size() == 61);
   CHECK(key_table().front().key == "suite.path");
 }
 

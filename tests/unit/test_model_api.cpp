@@ -93,6 +93,20 @@ TEST_CASE("openai reasoning models get max_completion_tokens and no sampling fie
         R"({"max_tokens":512,"messages":[],"model":"gpt-5-chat-latest","temperature":0,"top_p":0.9})");
 }
 
+TEST_CASE("model.family overrides the name table: a deployment named otherwise, an alias") {
+  auto m = openai_model();
+  m.name = "prod-reasoner"; // an Azure deployment of o4-mini
+  CHECK(gate::model::build_request(m, "", {}) ==
+        R"({"max_tokens":512,"messages":[],"model":"prod-reasoner","temperature":0})");
+  m.family = "reasoning";
+  CHECK(gate::model::build_request(m, "", {}) ==
+        R"({"max_completion_tokens":512,"messages":[],"model":"prod-reasoner"})");
+  m.name = "gpt-5-mini"; // a proxy that maps the name to a sampling model
+  m.family = "sampling";
+  CHECK(gate::model::build_request(m, "", {}) ==
+        R"({"max_tokens":512,"messages":[],"model":"gpt-5-mini","temperature":0})");
+}
+
 TEST_CASE("anthropic 4.5 and later get at most one of temperature and top_p") {
   auto m = anthropic_model();
   m.top_p = 0.5;
@@ -196,8 +210,10 @@ TEST_CASE("a 400 unsupported_parameter / unsupported_value names the gate.yaml k
           R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}})"));
   CHECK(r.bucket == Bucket::bad_response);
   CHECK(r.error.find("Unsupported parameter: 'max_tokens'") != std::string::npos);
-  CHECK(r.error.find("(the model does not take max_tokens: set model.max_tokens: null in gate.yaml)") !=
-        std::string::npos);
+  // The hint comes first: the 200 bytes of a run's error keep it.
+  CHECK(r.error.find(
+            "HTTP 400: the model does not take max_tokens: set model.max_tokens: null in gate.yaml, or "
+            "model.family: reasoning (gpt-5, o-series) — Unsupported parameter") != std::string::npos);
   r = parse_response(
       "openai",
       response(
