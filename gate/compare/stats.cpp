@@ -241,28 +241,18 @@ metrics::Interval p95_change_interval(const std::vector<double>& b, const std::v
                                       int resamples) {
   if (b.empty() || a.empty() || resamples < 1) fail("p95_change_interval: empty side or no resamples");
   std::mt19937_64 rng(sign_flip_seed);
-  // A resample's order statistics are the sorted values at its drawn
-  // indexes, in order: nth_element over the indexes finds them in O(n).
-  auto resampled_p95 = [&rng](const std::vector<double>& sorted, std::vector<std::size_t>& idx) {
-    std::uniform_int_distribution<std::size_t> pick(0, sorted.size() - 1);
-    for (auto& i : idx)
-      i = pick(rng);
-    const double rank = 0.95 * static_cast<double>(idx.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(rank));
-    const auto at = idx.begin() + static_cast<std::ptrdiff_t>(lo);
-    std::nth_element(idx.begin(), at, idx.end());
-    const double x = sorted[*at];
-    const double y = lo + 1 < idx.size() ? sorted[*std::min_element(at + 1, idx.end())] : x;
-    return x + (rank - static_cast<double>(lo)) * (y - x);
+  // The p95 of a resample, by the report's own percentile.
+  auto resampled_p95 = [&rng](const std::vector<double>& values, std::vector<double>& drawn) {
+    std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+    for (auto& x : drawn)
+      x = values[pick(rng)];
+    return metrics::percentile_in_place(drawn, 95);
   };
-  std::vector<double> sb = b, sa = a;
-  std::sort(sb.begin(), sb.end());
-  std::sort(sa.begin(), sa.end());
-  std::vector<std::size_t> ib(sb.size()), ia(sa.size());
+  std::vector<double> db(b.size()), da(a.size());
   std::vector<double> change(static_cast<std::size_t>(resamples));
   for (auto& c : change) {
-    const double pb = resampled_p95(sb, ib);
-    c = 100 * (resampled_p95(sa, ia) / pb - 1);
+    const double pb = resampled_p95(b, db);
+    c = 100 * (resampled_p95(a, da) / pb - 1);
   }
   return {metrics::percentile_in_place(change, 2.5), metrics::percentile_in_place(change, 97.5)};
 }
