@@ -150,47 +150,7 @@ struct Mapper {
     return {{"type", type}, {"checks", std::move(checks)}};
   }
 
-  // Inline python that reads only `output` runs faithfully from a script
-  // check: the generated runner builds main(output, context) as promptfoo
-  // does and reads its result as promptfoo does. A grader file or code that
-  // reads `context` would get another context than promptfoo's.
   bool negated = false;
-  std::optional<bj::object> python() {
-    const Node* value = a.get("value");
-    if (value != nullptr && value->is_scalar() && value->text.starts_with("file://")) {
-      why = "a grader file, which promptfoo calls with its context (vars, prompt, test); gate import maps "
-            "inline "
-            "code that reads only output";
-      return std::nullopt;
-    }
-    auto code = scalar(value);
-    if (!code) return std::nullopt;
-    if (code->find("context") != std::string::npos) {
-      why =
-          "the code reads context, which a gate script check cannot give as promptfoo does; gate import maps "
-          "inline code that reads only output";
-      return std::nullopt;
-    }
-    bj::array argv{"python3", k_python_runner_name};
-    if (negated) argv.push_back("--inverse");
-    if (const Node* t = a.get("threshold")) {
-      const bj::value v = to_json(*t);
-      if (!v.is_number()) {
-        why = "threshold " + describe(*t) + " is not a number";
-        return std::nullopt;
-      }
-      argv.push_back("--threshold");
-      argv.push_back(bj::string(json::canonical(v)));
-    }
-    argv.push_back("--");
-    argv.push_back(bj::string(*code));
-    if (ctx.uses_python != nullptr) *ctx.uses_python = true;
-    findings.note_at(
-        a, what,
-        std::string("a script check runs it with python3 from PATH through ") + k_python_runner_name +
-            " (written to the suite), as promptfoo runs inline python; within gate's 10 s timeout");
-    return bj::object{{"type", "script"}, {"argv", std::move(argv)}};
-  }
 
   std::optional<bj::object> base(const std::string& type) {
     const Node* value = a.get("value");
@@ -276,7 +236,7 @@ struct Mapper {
                        "prompt and a pass/fail verdict, not promptfoo's grader and score");
       return bj::object{{"type", "llm_judge"}, {"rubric", *v}};
     }
-    if (type == "python") return python();
+    if (type == "python") return map_code(CodeLanguage::python, a, ctx, findings, what, negated, why);
     if (type == "latency") {
       auto t = threshold();
       if (!t) return std::nullopt;

@@ -46,6 +46,14 @@ extern const std::string_view k_python_runner;
 inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
 std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
 
+// A python (or javascript) assertion as a script check running a generated
+// runner (code_asserts.cpp), or nullopt with `why` set. `what` names the
+// assertion in notes; `negated` is its not- prefix.
+enum class CodeLanguage { python, javascript };
+std::optional<boost::json::object> map_code(CodeLanguage language, const Node& a, const AssertContext& ctx,
+                                            Findings& findings, const std::string& what, bool negated,
+                                            std::string& why);
+
 // A CSV cell of an __expected column as promptfoo reads it: "type:value",
 // "type(threshold):value", "not-type:...", "grade:..." or else an equals.
 Node assertion_from_string(const std::string& text, const std::string& file, std::size_t line);
