@@ -1,12 +1,23 @@
 #include <gate/importer/detail.hpp>
 
 #include <boost/json/value.hpp>
+#include <stdexcept>
 
 #include <gate/util/json.hpp>
 
 namespace gate::importer::detail {
 
 namespace bj = boost::json;
+
+const CodeRunner& code_runner(CodeLanguage language) {
+  static const CodeRunner k_python{k_python_runner_name, k_python_runner,
+                                   "runs promptfoo's inline python assertions (script checks)"};
+  switch (language) {
+  case CodeLanguage::python: return k_python;
+  case CodeLanguage::javascript: break;
+  }
+  throw std::logic_error("no runner for this language yet");
+}
 
 // Inline python that reads only `output` runs faithfully from a script
 // check: the generated runner builds main(output, context) as promptfoo
@@ -15,7 +26,6 @@ namespace bj = boost::json;
 std::optional<bj::object> map_code(CodeLanguage language, const Node& a, const AssertContext& ctx,
                                    Findings& findings, const std::string& what, bool negated,
                                    std::string& why) {
-  (void)language;
   const Node* value = a.get("value");
   if (value != nullptr && value->is_scalar() && value->text.starts_with("file://")) {
     why = "a grader file, which promptfoo calls with its context (vars, prompt, test); gate import maps "
@@ -46,7 +56,7 @@ std::optional<bj::object> map_code(CodeLanguage language, const Node& a, const A
   }
   argv.push_back("--");
   argv.push_back(bj::string(*code));
-  if (ctx.uses_python != nullptr) *ctx.uses_python = true;
+  if (ctx.runners != nullptr) ctx.runners->insert(static_cast<int>(language));
   findings.note_at(
       a, what,
       std::string("a script check runs it with python3 from PATH through ") + k_python_runner_name +

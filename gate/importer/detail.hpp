@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,9 @@ std::optional<std::string> render_value(const std::string& text, const Vars& var
 // own parser, so what is returned loads.
 struct AssertContext {
   const Vars* vars = nullptr;
-  bool anthropic = false;      // the chosen provider's finish reasons are Anthropic's
-  bool* uses_python = nullptr; // set when a check runs k_python_runner
-  bool rubric_prompt = false;  // the test's options.rubricPrompt replaces promptfoo's grading prompt
+  bool anthropic = false;           // the chosen provider's finish reasons are Anthropic's
+  std::set<int>* runners = nullptr; // the CodeLanguage of each runner a check runs (written to the suite)
+  bool rubric_prompt = false;       // the test's options.rubricPrompt replaces promptfoo's grading prompt
 };
 
 // The script an inline python assertion's check runs (suite/promptfoo_python.py).
@@ -50,6 +51,14 @@ std::optional<boost::json::object> map_assert(const Node& a, const AssertContext
 // runner (code_asserts.cpp), or nullopt with `why` set. `what` names the
 // assertion in notes; `negated` is its not- prefix.
 enum class CodeLanguage { python, javascript };
+// The runner a language's checks run: its file name in suite/, its text and
+// what the import lists it as.
+struct CodeRunner {
+  std::string name;
+  std::string_view text;
+  std::string what;
+};
+const CodeRunner& code_runner(CodeLanguage language);
 std::optional<boost::json::object> map_code(CodeLanguage language, const Node& a, const AssertContext& ctx,
                                             Findings& findings, const std::string& what, bool negated,
                                             std::string& why);

@@ -399,8 +399,8 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
   const std::vector<Test> tests = read_tests(root, ReadContext{base, &findings});
   AssertContext actx;
   actx.anthropic = model && model->provider == "anthropic";
-  bool uses_python = false;
-  actx.uses_python = &uses_python;
+  std::set<int> runners;
+  actx.runners = &runners;
   std::string cases;
   std::set<std::string> ids;
   std::size_t index = 0;
@@ -472,9 +472,10 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     files.push_back(
         {"suite/metadata.json", suite::format_metadata(meta), "the suite, version v1 pinned by sha256"});
     files.push_back({"suite/versions/v1/cases.jsonl", cases, std::to_string(out.cases) + " cases"});
-    if (uses_python)
-      files.push_back({fs::path("suite") / k_python_runner_name, std::string(k_python_runner),
-                       "runs promptfoo's inline python assertions (script checks)"});
+    for (int language : runners) {
+      const CodeRunner& r = code_runner(static_cast<CodeLanguage>(language));
+      files.push_back({fs::path("suite") / r.name, std::string(r.text), r.what});
+    }
   }
   // In file order: the config first, then the other files by name, each by line.
   auto order = [&](const Finding& f) {
