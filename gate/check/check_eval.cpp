@@ -10,6 +10,7 @@
 
 #include <gate/check/detail.hpp>
 #include <gate/check/regex.hpp>
+#include <gate/check/unicode.hpp>
 #include <gate/util/json.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/text.hpp>
@@ -35,14 +36,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.back()))
     s.remove_suffix(1);
   return s;
-}
-
-// ASCII only: bytes of multi-byte UTF-8 sequences are all >= 0x80 and stay.
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-  return out;
 }
 
 std::string collapse(std::string_view s) {
@@ -192,7 +185,7 @@ std::optional<std::string_view> fenced_json(std::string_view text) {
       close = std::min(text.find("```", body_start), text.size());
       body = text.substr(body_start, close - body_start);
     }
-    if (lower(info) == "json") return body;
+    if (detail::fold_case(info) == "json") return body;
     if (!first) first = body;
     pos = close + 3;
     if (pos >= text.size()) break;
@@ -274,18 +267,6 @@ std::string bounds_text(const std::optional<double>& min, const std::optional<do
   return "at most " + show_number(*max);
 }
 
-std::size_t count_words(std::string_view s) {
-  std::size_t n = 0;
-  bool in_word = false;
-  for (char c : s) {
-    if (is_space(c))
-      in_word = false;
-    else if (!in_word)
-      in_word = true, ++n;
-  }
-  return n;
-}
-
 // "" when the check holds, else why not, in one shape: "expected <what>;
 // <subject> <what came>".
 std::string failure(const Check& c, const Reply& reply, std::string_view subject) {
@@ -303,7 +284,7 @@ std::string failure(const Check& c, const Reply& reply, std::string_view subject
     auto norm = [&](std::string_view s) {
       std::string out(c.trim ? trim(s) : s);
       if (c.collapse_whitespace) out = collapse(out);
-      return c.ignore_case ? lower(out) : out;
+      return c.ignore_case ? detail::fold_case(out) : out;
     };
     if (norm(answer) == norm(c.values.front())) return {};
     return "expected " + snippet(c.values.front()) + (c.ignore_case ? " (any case)" : "") + "; " +
@@ -319,7 +300,7 @@ std::string failure(const Check& c, const Reply& reply, std::string_view subject
            " has it at byte " + std::to_string(at) + ": " + snippet(answer.substr(at));
   }
   case Type::icontains:
-    if (lower(answer).find(lower(c.values.front())) != std::string::npos) return {};
+    if (detail::fold_case(answer).find(detail::fold_case(c.values.front())) != std::string::npos) return {};
     return "expected to contain " + snippet(c.values.front()) + " (any case); " + what_came(subject, answer);
   case Type::starts_with:
     if (trim_left(answer).substr(0, c.values.front().size()) == c.values.front()) return {};
@@ -354,7 +335,7 @@ std::string failure(const Check& c, const Reply& reply, std::string_view subject
   }
   case Type::length: {
     const bool words = c.unit == "words";
-    double n = static_cast<double>(words ? count_words(answer) : detail::code_points(answer));
+    double n = static_cast<double>(words ? detail::count_words(answer) : detail::code_points(answer));
     if ((!c.min || n >= *c.min) && (!c.max || n <= *c.max)) return {};
     return "expected " + bounds_text(c.min, c.max) + (words ? " words" : " chars") + "; " +
            std::string(subject) + " has " + show_number(n);

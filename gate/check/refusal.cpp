@@ -1,4 +1,5 @@
 #include <gate/check/check.hpp>
+#include <gate/check/unicode.hpp>
 
 namespace gate::check {
 
@@ -18,16 +19,17 @@ const std::vector<std::string>& refusal_phrases() {
 }
 
 std::optional<std::string> refusal_phrase(std::string_view text) {
+  // Folded first: U+2019 folds to itself, then reads as an apostrophe.
   std::string folded;
-  folded.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text.substr(i, 3) == "\xE2\x80\x99") { // U+2019, the typographic apostrophe
+  const std::string text_folded = detail::fold_case(text);
+  folded.reserve(text_folded.size());
+  for (std::size_t i = 0; i < text_folded.size(); ++i) {
+    if (std::string_view(text_folded).substr(i, 3) == "\xE2\x80\x99") { // U+2019, the typographic apostrophe
       folded.push_back('\'');
       i += 2;
       continue;
     }
-    const char c = text[i];
-    folded.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c);
+    folded.push_back(text_folded[i]);
   }
   for (const auto& p : refusal_phrases())
     if (folded.find(p) != std::string::npos) return p;

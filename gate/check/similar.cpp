@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <gate/check/unicode.hpp>
 #include <gate/util/format.hpp>
 #include <gate/util/text.hpp>
 
@@ -13,8 +14,6 @@ namespace {
 // Both tables are quadratic in time: beyond this many cells the check is
 // errored rather than stalling a run (5,000 × 5,000 code points).
 constexpr std::size_t k_max_cells = 25'000'000;
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::vector<std::uint32_t> code_points(std::string_view s) {
   std::vector<std::uint32_t> out;
@@ -29,16 +28,8 @@ std::vector<std::uint32_t> code_points(std::string_view s) {
 
 std::vector<std::string> words(std::string_view s) {
   std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (is_space(c)) {
-      if (!cur.empty()) out.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c);
-    }
-  }
-  if (!cur.empty()) out.push_back(std::move(cur));
+  for (std::string_view w : detail::split_words(s))
+    out.push_back(detail::fold_case(w));
   return out;
 }
 

@@ -18,7 +18,8 @@ const std::vector<TypeInfo>& type_table() {
         {"ignore_case", "false"},
         {"collapse_whitespace", "false"}},
        "the answer equals `value`, both first trimmed of surrounding whitespace (`trim`), with runs of "
-       "whitespace made one space (`collapse_whitespace`) and ASCII case ignored (`ignore_case`) when asked",
+       "whitespace made one space (`collapse_whitespace`) and case ignored (`ignore_case`, [Unicode case "
+       "folding](#case-and-words)) when asked",
        R"({"type": "equals", "value": "Paris", "ignore_case": true})"},
       {Type::contains,
        "contains",
@@ -30,7 +31,7 @@ const std::vector<TypeInfo>& type_table() {
        "icontains",
        Kind::text,
        {{"value", "required"}},
-       "the answer contains `value`, ASCII case ignored",
+       "the answer contains `value`, case ignored ([Unicode case folding](#case-and-words))",
        R"({"type": "icontains", "value": "Refund"})"},
       {Type::not_contains,
        "not_contains",
@@ -84,7 +85,8 @@ const std::vector<TypeInfo>& type_table() {
        "length",
        Kind::text,
        {{"unit", "\"chars\""}, {"min", "none"}, {"max", "none"}},
-       "the answer's length in code points (`chars`) or whitespace-separated `words` is within [`min`, "
+       "the answer's length in code points (`chars`) or `words` ([split on Unicode "
+       "whitespace](#case-and-words)) is within [`min`, "
        "`max`]; at least one bound is required",
        R"({"type": "length", "unit": "words", "max": 50})"},
       {Type::llm_judge,
@@ -188,15 +190,15 @@ const std::vector<TypeInfo>& type_table() {
        {{"value", "the case's `expected`"}, {"method", "\"levenshtein\""}, {"threshold", "0.8"}},
        "the similarity of the answer to `value`, both trimmed, is at least `threshold`: `levenshtein` is 1 "
        "− edit distance / the longer length, in code points, case kept; `rouge_l` is the ROUGE-L F1 of "
-       "whitespace-separated words, ASCII case ignored; two empty texts score 1",
+       "words ([split and case-folded](#case-and-words)); two empty texts score 1",
        R"({"type": "similar", "value": "Your order ships on Monday.", "method": "rouge_l", "threshold": 0.6})"},
       {Type::refusal,
        "refusal",
        Kind::text,
        {},
        "the answer is not a refusal: the provider did not report one (OpenAI `refusal`, Anthropic "
-       "`stop_reason` `refusal`) and it contains none of the [refusal phrases](#refusal-phrases) (ASCII "
-       "case ignored, ’ read as ')",
+       "`stop_reason` `refusal`) and it contains none of the [refusal phrases](#refusal-phrases) (case "
+       "ignored, ’ read as ')",
        R"({"type": "refusal"})"},
       {Type::finish_reason,
        "finish_reason",

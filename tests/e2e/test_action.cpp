@@ -327,7 +327,7 @@ std::pair<int, std::string> deps_for(const fs::path& dir, const std::string& os)
 TEST_CASE("the build path's packages: Debian 12's Boost 1.81 packages, the plain names on Debian 13 and "
           "ubuntu-latest, a clear refusal elsewhere") {
   TempDir tmp;
-  const std::string common = " libssl-dev libyaml-cpp-dev libre2-dev doctest-dev openssl";
+  const std::string common = " libssl-dev libyaml-cpp-dev libre2-dev libicu-dev doctest-dev openssl";
   auto [code12, debian12_pkgs] = deps_for(tmp.path(), "ID=debian\nVERSION_ID=\"12\"\n");
   CHECK(code12 == 0);
   CHECK(
