@@ -56,7 +56,6 @@ const std::vector<std::pair<std::vector<std::string>, std::string>>& unmappable(
         "is-refusal",
         "human",
         "guardrails",
-        "word-count",
         "conversation-relevance",
         "trace-span-count",
         "trace-span-duration",
@@ -77,7 +76,7 @@ const std::string* unmappable_reason(const std::string& type) {
 const std::vector<std::string> k_mapped = {
     "equals",       "contains",      "icontains",     "regex",      "starts-with",   "contains-any",
     "contains-all", "icontains-any", "icontains-all", "is-json",    "contains-json", "llm-rubric",
-    "latency",      "cost",          "finish-reason", "assert-set", "python"};
+    "latency",      "cost",          "finish-reason", "assert-set", "python",        "word-count"};
 
 bool mapped_type(const std::string& t) {
   return std::find(k_mapped.begin(), k_mapped.end(), t) != k_mapped.end();
@@ -99,10 +98,13 @@ struct Mapper {
       why = "a file:// value, which promptfoo loads or runs; gate import reads none";
       return std::nullopt;
     }
+    // A YAML number or boolean: promptfoo compares String(value) (1.50 is "1.5").
+    if (auto js = js_scalar_text(*v)) return js;
     return render_value(v->text, *ctx.vars, why);
   }
 
-  // contains-any/all: a list of texts, or one text split at commas as promptfoo does.
+  // contains-any/all: a list of texts, or one text split at commas as promptfoo
+  // does (a "quoted, value" keeps its comma).
   std::optional<std::vector<std::string>> texts(const Node* v) {
     std::vector<std::string> out;
     if (v != nullptr && v->is_list()) {
@@ -114,12 +116,9 @@ struct Mapper {
     } else {
       auto s = scalar(v);
       if (!s) return std::nullopt;
-      for (std::size_t at = 0;;) {
-        const std::size_t comma = s->find(',', at);
-        out.emplace_back(trim_space(std::string_view(*s).substr(at, comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
+      auto split = js_comma_values(*s, why);
+      if (!split) return std::nullopt;
+      out = std::move(*split);
     }
     if (out.empty()) why = "an empty list of values";
     return out.empty() ? std::nullopt : std::optional(out);
@@ -166,14 +165,22 @@ struct Mapper {
     if (type == "contains" || type == "icontains") {
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      if (type == "icontains" && !std::all_of(v->begin(), v->end(), [](char c) { return (c & 0x80) == 0; }))
-        findings.note_at(a, what, "gate ignores ASCII case only; promptfoo lowercases every letter");
       return text_check(type.c_str(), *v);
     }
     if (type == "regex") {
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      return bj::object{{"type", "regex"}, {"pattern", *v}};
+      const JsRegex js = js_regex_to_gate(*v);
+      if (!js.error.empty()) {
+        why = "JavaScript refuses the pattern (" + js.error +
+              "): promptfoo fails this assertion on every run, negated or not";
+        return std::nullopt;
+      }
+      if (!js.unsupported.empty()) {
+        why = "valid JavaScript that gate's regex cannot express: " + js.unsupported;
+        return std::nullopt;
+      }
+      return bj::object{{"type", "regex"}, {"pattern", js.pattern}};
     }
     if (type == "starts-with") {
       auto v = scalar(value);
@@ -254,12 +261,55 @@ struct Mapper {
     if (type == "finish-reason") {
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      if (ctx.anthropic)
-        findings.note_at(
-            a, what,
-            "gate compares Anthropic's own stop_reason (end_turn, max_tokens, tool_use); promptfoo "
-            "normalizes it to OpenAI's names");
-      return bj::object{{"type", "finish_reason"}, {"equals", *v}};
+      // promptfoo compares its normalized name, ignoring case; gate the
+      // provider's own: each provider value that promptfoo names *v.
+      std::string name = *v;
+      for (char& c : name)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+      const std::vector<std::string> raw = ctx.anthropic ? anthropic_finish_reasons(name)
+                                           : name == "tool_calls"
+                                               ? std::vector<std::string>{"tool_calls", "function_call"}
+                                               : std::vector<std::string>{name};
+      if (raw.size() == 1) return bj::object{{"type", "finish_reason"}, {"equals", raw.front()}};
+      bj::array any;
+      for (const auto& r : raw)
+        any.push_back(bj::object{{"type", "finish_reason"}, {"equals", r}});
+      return bj::object{{"type", "any_of"}, {"checks", std::move(any)}};
+    }
+    if (type == "word-count") {
+      // promptfoo's countWords: the trimmed output split on JavaScript's \s,
+      // which is gate's length in words; a number is the exact count.
+      if (value != nullptr && value->is_map()) {
+        bj::object c{{"type", "length"}, {"unit", "words"}};
+        for (const char* bound : {"min", "max"})
+          if (const Node* b = value->get(bound)) {
+            const bj::value n = to_json(*b);
+            if (!n.is_number()) {
+              why = std::string(bound) + " " + describe(*b) + " is not a number";
+              return std::nullopt;
+            }
+            c[bound] = n;
+          }
+        if (!c.contains("min") && !c.contains("max")) {
+          why = "expected a number or {min, max}";
+          return std::nullopt;
+        }
+        return c;
+      }
+      // A number, or text that reads as one (promptfoo's Number(value)).
+      bj::value n = value == nullptr ? bj::value() : to_json(*value);
+      if (n.is_string()) {
+        Node plain = *value;
+        plain.text = std::string(trim_space(value->text));
+        plain.quoted = false;
+        n = to_json(plain);
+      }
+      if (!n.is_number()) {
+        why = "expected a number or {min, max}";
+        return std::nullopt;
+      }
+      const double count = n.to_number<double>();
+      return bj::object{{"type", "length"}, {"unit", "words"}, {"min", count}, {"max", count}};
     }
     // assert-set
     const Node* inner = a.get("assert");
@@ -362,12 +412,15 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
   }
   if (const Node* w = a.get("weight")) {
     const bj::value v = to_json(*w);
-    if (!v.is_number() || v.to_number<double>() == 0)
-      return give_up("weight " + describe(*w) +
-                     ": the assertion does not count in promptfoo; gate would require it");
+    // Without a threshold a weight changes only the score: promptfoo fails the
+    // test on any failed assertion, weight 0 included (AssertionsResult).
+    if (!v.is_number() || v.to_number<double>() < 0)
+      return give_up("weight " + describe(*w) + ": expected a number of at least 0");
     if (v.to_number<double>() != 1)
       findings.note_at(a, m.what,
-                       "weight " + describe(*w) + " dropped: gate has no weights, every check must pass");
+                       "weight " + describe(*w) +
+                           " dropped: it weighs promptfoo's score, not whether the test passes (a failed "
+                           "assertion fails the test, weight 0 too), unless the test has a threshold");
   }
   if (const Node* t = a.get("threshold");
       t != nullptr && base_type != "latency" && base_type != "cost" && base_type != "python")

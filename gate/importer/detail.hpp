@@ -63,6 +63,34 @@ std::optional<boost::json::object> map_code(CodeLanguage language, const Node& a
                                             Findings& findings, const std::string& what, bool negated,
                                             std::string& why);
 
+// A JavaScript regular expression (promptfoo's `new RegExp(value)`: no
+// flags) in gate's regex dialect (js_regex.cpp). `error` is set when
+// JavaScript refuses the pattern (promptfoo then fails the assertion,
+// negated or not), `unsupported` when it is valid JavaScript that gate's
+// linear-time regex cannot express (lookaround, backreferences); else
+// `pattern` matches exactly what the JavaScript pattern matches, except that
+// gate reads code points where JavaScript reads UTF-16 units (`.` is one
+// emoji, not half of one).
+struct JsRegex {
+  std::string pattern;
+  std::string error;
+  std::string unsupported;
+};
+JsRegex js_regex_to_gate(std::string_view js);
+
+// promptfoo compares String(value) of what js-yaml read (js_value.cpp):
+// JavaScript's Number::toString of a number (1.50 is "1.5", 1e21 is
+// "1e+21"), "true"/"false"; nullopt for text and for a quoted scalar.
+std::string js_number_string(double v);
+std::optional<std::string> js_scalar_text(const Node& n);
+// contains-any's text split as promptfoo splits it: at commas, values
+// trimmed, empty ones dropped, a "quoted value" keeping its commas (\" and
+// "" inside). nullopt with `why` when promptfoo refuses the text.
+std::optional<std::vector<std::string>> js_comma_values(std::string_view s, std::string& why);
+// The Anthropic stop_reason values promptfoo reports as `promptfoo_name`
+// (its normalizeFinishReason: end_turn and stop_sequence are "stop", ...).
+std::vector<std::string> anthropic_finish_reasons(const std::string& promptfoo_name);
+
 // A CSV cell of an __expected column as promptfoo reads it: "type:value",
 // "type(threshold):value", "not-type:...", "grade:..." or else an equals.
 Node assertion_from_string(const std::string& text, const std::string& file, std::size_t line);

@@ -21,24 +21,6 @@ long u_escape_at(std::string_view in, std::size_t i) {
   return v;
 }
 
-void append_utf8(unsigned long cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | cp >> 6);
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | cp >> 12);
-    out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | cp >> 18);
-    out += static_cast<char>(0x80 | (cp >> 12 & 0x3f));
-    out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
 char simple_escape(char c) {
   switch (c) {
   case '"': return '"';
@@ -152,7 +134,7 @@ Unescaped unescape(std::string_view in) {
       }
       // A lone surrogate has no UTF-8 form; U+FFFD keeps the offsets honest.
       if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
-      append_utf8(static_cast<unsigned long>(cp), u.text);
+      append_utf8(static_cast<std::uint32_t>(cp), u.text);
     } else {
       u.text += in[i++];
       continue;

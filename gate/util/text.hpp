@@ -11,6 +11,9 @@ namespace gate {
 // surrogate, above U+10FFFF). The one decoder for validation and the regex.
 std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp);
 
+// Appends code point `cp` (at most U+10FFFF, not a surrogate) as UTF-8.
+void append_utf8(std::uint32_t cp, std::string& out);
+
 // True when `s` is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool valid_utf8(std::string_view s);
 // How to_valid_utf8 replaces what is not UTF-8 with U+FFFD.
