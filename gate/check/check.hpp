@@ -58,6 +58,9 @@ struct Check {
     bool exists = true; // exists: false → the path must be absent
   };
   std::vector<JsonPath> json_paths;
+  // json, json_schema: `find: "anywhere"` looks for JSON objects inside the
+  // text (promptfoo's contains-json) instead of taking the whole answer.
+  bool find_anywhere = false;
   // number: first number in the answer within value ± tolerance.
   double number = 0, tolerance = 0;
   // length: chars (code points) or words within [min, max].

@@ -20,7 +20,6 @@ namespace gate::check {
 namespace {
 
 constexpr std::size_t k_snippet_bytes = 80;
-constexpr std::size_t k_max_answer_depth = 64;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -156,14 +155,7 @@ using detail::snippet;
 using detail::what_came;
 
 bool is_number(const boost::json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
-std::optional<boost::json::value> parse_json(std::string_view text) {
-  boost::json::parse_options opts;
-  opts.max_depth = k_max_answer_depth;
-  boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(boost::json::string_view(text.data(), text.size()), ec, {}, opts);
-  if (ec) return std::nullopt;
-  return v;
-}
+using detail::parse_json;
 
 // The body of the first ```json block, else of the first ``` block.
 std::optional<std::string_view> fenced_json(std::string_view text) {
@@ -194,6 +186,9 @@ std::optional<std::string_view> fenced_json(std::string_view text) {
 }
 
 std::string json_failure(const Check& c, std::string_view answer, std::string_view subject) {
+  if (c.find_anywhere)
+    return detail::anywhere_failure(
+        answer, subject, [&](const boost::json::value& doc) { return json_paths_failure(c, doc); });
   std::optional<boost::json::value> doc = detail::answer_json(answer);
   if (!doc) return detail::not_json(answer, subject);
   return json_paths_failure(c, *doc);

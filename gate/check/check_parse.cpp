@@ -176,6 +176,16 @@ bool is_hex64(std::string_view s) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+// json and json_schema's `find`: where the JSON is looked for.
+bool parse_find(const Fields& f) {
+  const std::string find = f.text("find").value_or("answer");
+  if (find != "answer" && find != "anywhere")
+    f.fail("\"find\" must be \"answer\" (the whole answer or its first fenced block) or \"anywhere\" (JSON "
+           "objects inside the text), got \"" +
+           find + "\"");
+  return find == "anywhere";
+}
+
 void parse_json_paths(const Fields& f, Check& c) {
   if (const auto* paths = f.get("paths")) {
     if (!paths->is_array()) f.wrong("paths", "an array of {\"path\": ..., <condition>} objects", *paths);
@@ -282,6 +292,7 @@ void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& ex
     c.path = f.text("path").value_or("");
     c.pointer = pointer_tokens(c.path, f);
     c.schema = compile_schema(*schema, f.at);
+    c.find_anywhere = parse_find(f);
     break;
   }
   case Type::script:
@@ -447,7 +458,10 @@ Check parse(const boost::json::value& spec, const std::optional<std::string>& ex
     c.ignore_case = f.flag("ignore_case").value_or(false);
     c.regex = std::make_shared<const Regex>(c.values.front(), f.at, c.ignore_case);
     break;
-  case Type::json: parse_json_paths(f, c); break;
+  case Type::json:
+    parse_json_paths(f, c);
+    c.find_anywhere = parse_find(f);
+    break;
   case Type::number: {
     auto v = f.number("value");
     if (!v) f.fail("missing \"value\" (a number)");

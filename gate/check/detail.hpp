@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,16 @@ std::string printable(std::string_view text, std::size_t limit);
 std::string show_pattern(std::string_view pattern); // /printable/
 std::size_t code_points(std::string_view s);        // an invalid byte counts as one
 std::string pointer_token(std::string_view s);      // RFC 6901: ~ as ~0, / as ~1
+
+// Strict JSON of model text, nesting bounded; nullopt when it is not JSON.
+std::optional<boost::json::value> parse_json(std::string_view text);
+// The JSON objects inside `text` as promptfoo's contains-json finds them
+// (json_find.cpp); `stopped` is set when the search hit its work bound.
+std::vector<boost::json::value> json_objects_in(std::string_view text, bool& stopped);
+// find: "anywhere": "" when `holds` gives "" for one object found in
+// `answer`, else the detail (how many objects, the first one's failure).
+std::string anywhere_failure(std::string_view answer, std::string_view subject,
+                             const std::function<std::string(const boost::json::value&)>& holds);
 
 // The answer's JSON as the json check finds it: the trimmed answer, else
 // the body of its first ```json block, else of its first fenced block.

@@ -60,11 +60,15 @@ std::string tool_args_failure(const Check& c, const Reply& reply) {
 }
 
 std::string json_schema_failure(const Check& c, std::string_view answer, std::string_view subject) {
+  auto valid = [&](const boost::json::value& doc) -> std::string {
+    const boost::json::value* at = resolve_pointer(doc, c.pointer);
+    if (at == nullptr) return "expected " + snippet(c.path) + " to exist; it is missing";
+    return schema_failure(*c.schema, *at, c.path);
+  };
+  if (c.find_anywhere) return anywhere_failure(answer, subject, valid);
   const std::optional<boost::json::value> doc = answer_json(answer);
   if (!doc) return not_json(answer, subject);
-  const boost::json::value* at = resolve_pointer(*doc, c.pointer);
-  if (at == nullptr) return "expected " + snippet(c.path) + " to exist; it is missing";
-  return schema_failure(*c.schema, *at, c.path);
+  return valid(*doc);
 }
 
 // A script's verdict is its exit status; one that did not run to an exit

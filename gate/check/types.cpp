@@ -67,9 +67,11 @@ const std::vector<TypeInfo>& type_table() {
       {Type::json,
        "json",
        Kind::text,
-       {{"paths", "[]"}},
+       {{"paths", "[]"}, {"find", "\"answer\""}},
        "the answer (trimmed), else the body of its first fenced code block tagged json, else of its first "
-       "fenced block, is JSON and every condition in `paths` holds: each `{\"path\": <JSON pointer>, ...}` "
+       "fenced block, is JSON (with `find: \"anywhere\"`: one of the [JSON objects inside the "
+       "text](#json-inside-text) is) and every condition in `paths` holds: each `{\"path\": <JSON pointer>, "
+       "...}` "
        "with exactly "
        "one of `equals` (a JSON value; numbers by value), `one_of` (an array), `min`/`max` (a number in "
        "range), `exists` (true, or false: must be absent)",
@@ -253,8 +255,9 @@ const std::vector<TypeInfo>& type_table() {
       {Type::json_schema,
        "json_schema",
        Kind::text,
-       {{"schema", "required"}, {"path", "\"\""}},
-       "the answer's JSON (found as `json` finds it), or the value at the JSON pointer `path` in it, is "
+       {{"schema", "required"}, {"path", "\"\""}, {"find", "\"answer\""}},
+       "the answer's JSON (found as `json` finds it; with `find: \"anywhere\"`, any one of the JSON "
+       "objects inside the text), or the value at the JSON pointer `path` in it, is "
        "valid against `schema`, a [subset of JSON Schema 2020-12](#json-schema-subset) compiled when the "
        "suite loads; the detail names the first failing place and keyword (`/items/0/qty: 0 is less than "
        "minimum 1`)",

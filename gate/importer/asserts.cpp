@@ -202,19 +202,25 @@ struct Mapper {
       return group(type == "icontains-any" ? "any_of" : "all_of", "icontains", *v);
     }
     if (type == "is-json" || type == "contains-json") {
-      findings.note_at(
-          a, what,
-          type == "is-json"
-              ? "gate also accepts the JSON in the answer's first fenced code block; promptfoo "
-                "takes the whole answer only"
-              : "gate takes the whole answer or its first fenced code block; promptfoo finds JSON "
-                "anywhere in the text");
-      if (value == nullptr || (value->is_scalar() && value->text.empty()))
-        return bj::object{{"type", "json"}};
+      // contains-json: the objects inside the text, found as promptfoo finds them.
+      const bool anywhere = type == "contains-json";
+      auto found = [&](bj::object c) {
+        if (anywhere) c["find"] = "anywhere";
+        return c;
+      };
+      if (anywhere)
+        findings.note_at(a, what,
+                         "gate parses each object it finds as JSON; promptfoo as YAML, which also reads "
+                         "unquoted keys, single quotes and // comments");
+      else
+        findings.note_at(a, what,
+                         "gate also accepts the JSON in the answer's first fenced code block; promptfoo "
+                         "takes the whole answer only");
+      if (value == nullptr || (value->is_scalar() && value->text.empty())) return found({{"type", "json"}});
       findings.note_at(a, what,
                        "the schema is checked by gate's subset of JSON Schema 2020-12; promptfoo's ajv reads "
                        "draft-07");
-      if (!value->is_scalar()) return bj::object{{"type", "json_schema"}, {"schema", to_json(*value)}};
+      if (!value->is_scalar()) return found({{"type", "json_schema"}, {"schema", to_json(*value)}});
       if (value->text.starts_with("file://")) {
         why = "a schema in a file, which promptfoo loads; gate import takes one written in the config";
         return std::nullopt;
@@ -222,10 +228,10 @@ struct Mapper {
       // A schema as text (a CSV cell, a YAML string): promptfoo reads it as YAML, of which JSON is a part.
       try {
         const std::string_view schema_text = trim_space(value->text);
-        return bj::object{{"type", "json_schema"},
-                          {"schema", schema_text.starts_with('{')
-                                         ? json::parse_strict(schema_text, a.where())
-                                         : to_json(read_yaml(schema_text, a.where(), false))}};
+        return found(
+            {{"type", "json_schema"},
+             {"schema", schema_text.starts_with('{') ? json::parse_strict(schema_text, a.where())
+                                                     : to_json(read_yaml(schema_text, a.where(), false))}});
       } catch (const Error& e) {
         why = std::string("the schema text does not parse: ") + e.what();
         return std::nullopt;
