@@ -90,12 +90,14 @@ std::string script_failure(const Check& c, const Reply& reply, std::string_view 
     errored = true;
     return program + " timed out after " + show_number(c.timeout_s) + " s; its process group was killed";
   }
-  if (r.exit_code < 0) {
-    errored = true;
-    return program + " was killed by signal " + std::to_string(r.signal);
-  }
   std::string_view line = std::string_view(r.out).substr(0, r.out.find('\n'));
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (r.exit_code < 0) {
+    // A program that ends itself by a signal may have said why first.
+    errored = true;
+    return program + " was killed by signal " + std::to_string(r.signal) +
+           (line.empty() ? "" : ": " + printable(line, k_script_reason_limit));
+  }
   reason = printable(line, k_script_reason_limit);
   if (r.exit_code == 0) return "";
   return "expected " + program + " to exit 0; it exited with " + std::to_string(r.exit_code) +

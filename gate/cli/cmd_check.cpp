@@ -42,6 +42,11 @@ int cmd_check(const Args& args) {
   if (b_file.empty())
     throw Error(Exit::bad_input,
                 cfg.file.string() + ": no baseline configured (set `baseline:` or pass --baseline)");
+  // The commands that make a missing baseline name this config, so that
+  // they work as printed from here.
+  if (!fs::exists(b_file))
+    throw Error(Exit::bad_input,
+                missing_baseline(b_file, vm["config"].defaulted() ? "" : vm["config"].as<std::string>()));
   report::Report base = read_report(b_file, "baseline", read_options_for(verdict_files(vm, cfg.outputs.dir)));
 
   RunResult run = run_from_options(vm);

@@ -22,11 +22,13 @@ int cmd_import(const Args& args) {
   desc.add_options()("help,h", "show this help")("format", po::value<std::string>(), "promptfoo")(
       "config", po::value<std::string>(), "the promptfoo config (promptfooconfig.yaml)")(
       "out", po::value<std::string>(), "the directory to write (created if absent; nothing is overwritten)")(
-      "name", po::value<std::string>(), "the suite's name (default: the --out directory's name)");
+      "name", po::value<std::string>(), "the suite's name (default: the --out directory's name)")(
+      "allow-outside", po::value<std::vector<std::string>>()->composing(),
+      "a directory outside the config's own that its files may be read from (repeatable)");
   po::positional_options_description pos;
   pos.add("format", 1).add("config", 1);
   po::variables_map vm;
-  const char* usage = "gate import promptfoo CONFIG --out DIR [--name NAME]";
+  const char* usage = "gate import promptfoo CONFIG --out DIR [--name NAME] [--allow-outside DIR]...";
   if (!parse_options(args, desc, vm, usage, &pos)) return 0;
   if (!vm.count("format") || !vm.count("config"))
     throw Error(Exit::bad_input, std::string("usage: ") + usage);
@@ -41,7 +43,11 @@ int cmd_import(const Args& args) {
       vm.count("name") ? vm["name"].as<std::string>() : out.lexically_normal().filename().string();
   if (name.empty() || name == "." || name == "..") name = "imported";
 
-  const importer::Import im = importer::import_promptfoo(vm["config"].as<std::string>(), name);
+  std::vector<fs::path> allow;
+  if (vm.count("allow-outside"))
+    for (const auto& d : vm["allow-outside"].as<std::vector<std::string>>())
+      allow.emplace_back(d);
+  const importer::Import im = importer::import_promptfoo(vm["config"].as<std::string>(), name, allow);
   // All or nothing: a directory made here goes again when the write fails.
   std::error_code ec;
   const bool made = !fs::exists(out, ec) && fs::create_directories(out, ec);
@@ -58,7 +64,7 @@ int cmd_import(const Args& args) {
             << im.checks << " checks from " << im.tests << " promptfoo tests\n";
   for (const auto& f : im.files)
     std::cout << "  " << terminal_safe(f.path.string()) << "  " << terminal_safe(f.what) << "\n";
-  std::cout << "Next: gate run --config " << terminal_safe((out / "gate.yaml").string())
+  std::cout << "Next: gate run --config " << terminal_safe(shell_word((out / "gate.yaml").string()))
             << " --mode replay (with the model's key set: it records what the cache misses), then commit the "
                "cache.\n";
   std::cerr << "gate import: " << im.unmapped.size() << " not carried over, " << im.notes.size()

@@ -28,6 +28,7 @@
 #include <gate/util/keep.hpp>
 #include <gate/util/redact.hpp>
 #include <gate/util/terminal.hpp>
+#include <gate/util/text.hpp>
 #include <gate/util/time.hpp>
 
 namespace gate::cli {
@@ -332,7 +333,7 @@ RunResult run_from_options(const po::variables_map& vm) {
         if (unreached++ == 0) first = run.error_message;
   if (unreached > 0)
     std::cerr << "gate: " << unreached << " run(s) could not reach the model (first: " << terminal_safe(first)
-              << "); `gate doctor --config " << terminal_safe(config_file.string())
+              << "); `gate doctor --config " << terminal_safe(shell_word(config_file.string()))
               << "` checks the URL, the key and the connection\n";
 
   if (!fatal.empty()) {

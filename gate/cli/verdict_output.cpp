@@ -15,6 +15,7 @@
 #include <gate/util/atomic_file.hpp>
 #include <gate/util/error.hpp>
 #include <gate/util/terminal.hpp>
+#include <gate/util/text.hpp>
 
 namespace gate::cli {
 
@@ -187,14 +188,18 @@ compare::Verdict compare_files(const report::Report& b, const report::Report& c,
   }
 }
 
+std::string missing_baseline(const fs::path& file, const std::string& config) {
+  const std::string with = config.empty() ? "" : " --config " + shell_word(config);
+  return "no baseline at " + file.string() +
+         " (a missing baseline is never read as \"all passed\"; create one with `gate run" + with +
+         "`, then `gate baseline update" + with + "`)";
+}
+
 report::Report read_report(const fs::path& file, const char* role, const report::ReadOptions& o) {
   if (!fs::exists(file))
-    throw Error(Exit::bad_input,
-                std::string("no ") + role + " at " + file.string() +
-                    (std::string(role) == "baseline"
-                         ? " (a missing baseline is never read as \"all passed\"; create one "
-                           "with `gate run`, then `gate baseline update`)"
-                         : ""));
+    throw Error(Exit::bad_input, std::string(role) == "baseline"
+                                     ? missing_baseline(file, "")
+                                     : std::string("no ") + role + " at " + file.string());
   return report::read(file, o);
 }
 

@@ -33,6 +33,10 @@ compare::Verdict compare_files(const report::Report& baseline, const report::Rep
                                const compare::Options& o, const std::filesystem::path& baseline_file,
                                const std::filesystem::path& current_file);
 
+// The error for a baseline that is not there, with the commands that make
+// one; `config` is the --config they need ("" for ./gate.yaml).
+std::string missing_baseline(const std::filesystem::path& file, const std::string& config);
+
 // Reads a report or baseline, naming which one in errors.
 report::Report read_report(const std::filesystem::path& file, const char* role,
                            const report::ReadOptions& o = {});

@@ -4,6 +4,8 @@
 #include <boost/json/value.hpp>
 #include <cctype>
 
+#include <re2/re2.h>
+
 #include <gate/check/check.hpp>
 #include <gate/prompt/template.hpp>
 #include <gate/util/error.hpp>
@@ -20,7 +22,7 @@ namespace {
 // models, or test what gate has no check for: listed with one reason each.
 const std::vector<std::pair<std::vector<std::string>, std::string>>& unmappable() {
   static const std::vector<std::pair<std::vector<std::string>, std::string>> k_rows = {
-      {{"javascript", "ruby", "webhook"},
+      {{"ruby", "webhook"},
        "runs code inside promptfoo; gate's script check runs a program of your own with the answer on stdin "
        "(docs/suite-format.md \"Script checks\"), and no generated one would behave the same"},
       {{"levenshtein"},
@@ -73,10 +75,11 @@ const std::string* unmappable_reason(const std::string& type) {
   return nullptr;
 }
 
-const std::vector<std::string> k_mapped = {
-    "equals",       "contains",      "icontains",     "regex",      "starts-with",   "contains-any",
-    "contains-all", "icontains-any", "icontains-all", "is-json",    "contains-json", "llm-rubric",
-    "latency",      "cost",          "finish-reason", "assert-set", "python",        "word-count"};
+const std::vector<std::string> k_mapped = {"equals",        "contains",     "icontains",     "regex",
+                                           "starts-with",   "contains-any", "contains-all",  "icontains-any",
+                                           "icontains-all", "is-json",      "contains-json", "llm-rubric",
+                                           "latency",       "cost",         "finish-reason", "assert-set",
+                                           "python",        "word-count",   "javascript"};
 
 bool mapped_type(const std::string& t) {
   return std::find(k_mapped.begin(), k_mapped.end(), t) != k_mapped.end();
@@ -185,9 +188,9 @@ struct Mapper {
     if (type == "starts-with") {
       auto v = scalar(value);
       if (!v) return std::nullopt;
-      findings.note_at(a, what,
-                       "gate's starts_with skips the answer's leading whitespace; promptfoo's does not");
-      return text_check("starts_with", *v);
+      // promptfoo's startsWith is on the answer as it came; gate's starts_with
+      // skips leading whitespace: a regex anchored at the very start is exact.
+      return bj::object{{"type", "regex"}, {"pattern", "^" + re2::RE2::QuoteMeta(*v)}};
     }
     if (type == "contains-any" || type == "contains-all") {
       auto v = texts(value);
@@ -250,6 +253,7 @@ struct Mapper {
       return bj::object{{"type", "llm_judge"}, {"rubric", *v}};
     }
     if (type == "python") return map_code(CodeLanguage::python, a, ctx, findings, what, negated, why);
+    if (type == "javascript") return map_code(CodeLanguage::javascript, a, ctx, findings, what, negated, why);
     if (type == "latency") {
       auto t = threshold();
       if (!t) return std::nullopt;
@@ -410,7 +414,8 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
   m.negated = negated;
   std::optional<bj::object> check = m.base(base_type);
   if (!check) return give_up(m.why);
-  if (negated && base_type != "python") { // python's runner inverts as promptfoo does (a crash still fails)
+  const bool code = base_type == "python" || base_type == "javascript";
+  if (negated && !code) { // the code runners invert as promptfoo does (a crash still fails)
     if (base_type == "contains")
       check = bj::object{{"type", "not_contains"}, {"value", check->at("value")}};
     else
@@ -418,18 +423,20 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
   }
   if (const Node* w = a.get("weight")) {
     const bj::value v = to_json(*w);
-    // Without a threshold a weight changes only the score: promptfoo fails the
-    // test on any failed assertion, weight 0 included (AssertionsResult).
+    // promptfoo passes a weight-0 assertion whatever the answer (runAssertion).
     if (!v.is_number() || v.to_number<double>() < 0)
       return give_up("weight " + describe(*w) + ": expected a number of at least 0");
+    if (v.to_number<double>() == 0)
+      return give_up(
+          "weight 0: promptfoo passes this assertion whatever the answer, so there is nothing to check");
     if (v.to_number<double>() != 1)
       findings.note_at(a, m.what,
                        "weight " + describe(*w) +
                            " dropped: it weighs promptfoo's score, not whether the test passes (a failed "
-                           "assertion fails the test, weight 0 too), unless the test has a threshold");
+                           "assertion fails the test), unless the test has a threshold");
   }
   if (const Node* t = a.get("threshold");
-      t != nullptr && base_type != "latency" && base_type != "cost" && base_type != "python")
+      t != nullptr && base_type != "latency" && base_type != "cost" && !code)
     findings.note_at(a, m.what, "threshold " + describe(*t) + " dropped: gate's check passes or fails");
   if (const Node* metric = a.get("metric")) {
     if (!metric->is_scalar() || metric->text.empty()) return give_up("metric must be a non-empty name");
@@ -458,17 +465,25 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
                                                         {"grade:", "llm-rubric"},
                                                         {"llm-rubric:", "llm-rubric"}}) {
     if (text.starts_with(prefix)) {
-      set(type.c_str(), text.substr(prefix.size()));
+      // promptfoo trims code, not a rubric.
+      const std::string rest = text.substr(prefix.size());
+      set(type.c_str(), type == "llm-rubric" ? rest : std::string(trim_space(rest)));
       return a;
     }
   }
-  // A grader file: promptfoo runs it.
+  // A grader file: promptfoo runs it. A javascript one keeps its file://
+  // (the assertion loads the file); a python one loses it, as promptfoo's
+  // assertionFromString cuts it, and is then read as inline code.
   if (text.starts_with("file://")) {
+    static const char* const k_js[] = {".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"};
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    const bool js =
+        std::any_of(std::begin(k_js), std::end(k_js), [&](const char* e) { return lower.ends_with(e); });
     const bool py = text.ends_with(".py") || text.find(".py:") != std::string::npos;
-    const bool js = text.ends_with(".js") || text.ends_with(".ts") ||
-                    text.find(".js:") != std::string::npos || text.find(".ts:") != std::string::npos;
-    if (py || js) {
-      set(py ? "python" : "javascript", text.substr(7));
+    if (js || py) {
+      set(js ? "javascript" : "python", std::string(trim_space(js ? text : text.substr(7))));
       return a;
     }
   }

@@ -35,16 +35,33 @@ std::optional<std::string> render_value(const std::string& text, const Vars& var
 // One promptfoo assertion (a mapping with "type") as a gate check, or
 // nullopt with the reason in `findings`. The check is validated by gate's
 // own parser, so what is returned loads.
+// Where the config's files are read from. A file outside `base` (by
+// ../, an absolute path or a symlink) is refused unless it is inside one of
+// `allow_outside`; every file read is named in `files_read`.
+struct ReadContext {
+  std::filesystem::path base; // the config's directory: promptfoo's paths are relative to it
+  Findings* findings = nullptr;
+  std::vector<std::filesystem::path> allow_outside;
+  std::set<std::string>* files_read = nullptr;
+};
+
 struct AssertContext {
   const Vars* vars = nullptr;
   bool anthropic = false;           // the chosen provider's finish reasons are Anthropic's
   std::set<int>* runners = nullptr; // the CodeLanguage of each runner a check runs (written to the suite)
   bool rubric_prompt = false;       // the test's options.rubricPrompt replaces promptfoo's grading prompt
+  const boost::json::object* js_vars = nullptr; // the same vars as JavaScript holds them
+  const ReadContext* read = nullptr;            // where a grader file is read from
+  bool text_prompt = false; // the prompt is one text, so promptfoo's context.prompt is the user message
+  // Files the checks run, by their name in suite/ (a javascript grader file).
+  std::map<std::string, std::string>* suite_files = nullptr;
 };
 
-// The script an inline python assertion's check runs (suite/promptfoo_python.py).
+// The scripts a python or javascript assertion's check runs (written to suite/).
 extern const std::string_view k_python_runner;
 inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
+extern const std::string_view k_javascript_runner;
+inline constexpr const char* k_javascript_runner_name = "promptfoo_javascript.mjs";
 std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
 
 // A python (or javascript) assertion as a script check running a generated
@@ -99,15 +116,12 @@ Node assertion_from_string(const std::string& text, const std::string& file, std
 // simple globs), defaultTest merged in, list-valued vars expanded, file://
 // vars read. Each test is a mapping node (description, vars, assert, ...);
 // what cannot be read is in `findings`.
-struct ReadContext {
-  std::filesystem::path base; // the config's directory: promptfoo's paths are relative to it
-  Findings* findings = nullptr;
-};
 struct Test {
-  Node node;                  // the test after the merge: "vars" holds strings only
-  Vars vars;                  // the same vars as strings
-  std::string tag;            // "" or why the test cannot be imported (listed already)
-  bool rubric_prompt = false; // options.rubricPrompt, of the test or defaultTest
+  Node node;                   // the test after the merge: "vars" holds strings only
+  Vars vars;                   // the same vars as strings
+  std::string tag;             // "" or why the test cannot be imported (listed already)
+  bool rubric_prompt = false;  // options.rubricPrompt, of the test or defaultTest
+  boost::json::object js_vars; // `vars` as JavaScript holds them: a YAML number stays a number
 };
 std::vector<Test> read_tests(const Node& config, const ReadContext& ctx);
 
@@ -118,7 +132,9 @@ std::vector<std::string> expand_glob(const std::filesystem::path& base, const st
 
 // Reads `path` (relative to base) as promptfoo would name it in the report.
 std::string report_name(const std::filesystem::path& base, const std::filesystem::path& file);
-std::string read_text(const std::filesystem::path& base, const std::string& rel, const Node& from);
+// Error(bad_input) at `from` for a file outside the allowed directories,
+// one that is missing or too large, or text that is not UTF-8.
+std::string read_text(const ReadContext& ctx, const std::string& rel, const Node& from);
 
 // The chosen provider as gate.yaml's model block, or nullopt (with the
 // reason) for one gate does not speak.

@@ -21,13 +21,14 @@ struct Finding {
 };
 
 struct Import {
-  std::vector<init::File> files; // relative to the output directory, written all or none
-  std::vector<Finding> unmapped; // not carried over: gate does not run it
-  std::vector<Finding> notes;    // carried over with a difference worth knowing
-  std::size_t tests = 0;         // promptfoo tests read (list-valued vars expanded)
-  std::size_t cases = 0;         // cases written
-  std::size_t checks = 0;        // checks written
-  std::size_t assertions = 0;    // assertions read, defaultTest's counted per test
+  std::vector<init::File> files;       // relative to the output directory, written all or none
+  std::vector<Finding> unmapped;       // not carried over: gate does not run it
+  std::vector<Finding> notes;          // carried over with a difference worth knowing
+  std::vector<std::string> files_read; // every file read, the config first, as the report names them
+  std::size_t tests = 0;               // promptfoo tests read (list-valued vars expanded)
+  std::size_t cases = 0;               // cases written
+  std::size_t checks = 0;              // checks written
+  std::size_t assertions = 0;          // assertions read, defaultTest's counted per test
   // Set when no case could be written: `files` is then only the report,
   // and the caller writes it and fails with this message (exit 2).
   std::string failure;
@@ -38,7 +39,11 @@ struct Import {
 // Bad input (YAML, CSV or JSON that does not parse; a config that is not
 // promptfoo's shape) is Error(bad_input) with file:line:col; a config with
 // no test gate can run returns only the report, with `failure` set.
-Import import_promptfoo(const std::filesystem::path& config, const std::string& suite_name);
+// A file the config names outside its own directory (../, an absolute
+// path, a symlink leaving it) is Error(bad_input) unless it lies inside one
+// of `allow_outside` (--allow-outside).
+Import import_promptfoo(const std::filesystem::path& config, const std::string& suite_name,
+                        const std::vector<std::filesystem::path>& allow_outside = {});
 
 // The import report (import-report.txt): counts, then the unmapped list and
 // the notes, one finding a line, every text from the config escaped.

@@ -33,6 +33,7 @@ struct Prompt {
   std::string user;
   std::optional<std::string> system;
   std::set<std::string> slots;
+  bool text = true; // one text, not a chat list: promptfoo's context.prompt is the user message
 };
 
 // The prompt's text after promptfoo's reading, as gate templates, or the
@@ -73,6 +74,7 @@ std::optional<Prompt> chat(const Node& from, const bj::value& messages, std::str
   auto user = as_templates(from, turns.back().second, why);
   if (!user) return std::nullopt;
   p = *user;
+  p.text = false;
   if (turns.size() == 2) {
     auto system = as_templates(from, turns[0].second, why);
     if (!system) return std::nullopt;
@@ -150,8 +152,9 @@ bool looks_like_a_file(const std::string& spec) {
 
 // One entry of `prompts`: inline text, a file (several prompts when split
 // by "---" lines), a glob, or an object with raw/id.
-void read_prompt(const Node& n, const fs::path& base,
+void read_prompt(const Node& n, const ReadContext& rctx,
                  std::vector<std::pair<Node, std::optional<Prompt>>>& out, Findings& findings) {
+  const fs::path& base = rctx.base;
   std::string why;
   std::string spec;
   for (const auto& [key, value] : n.is_map() ? n.entries : std::vector<Node::Entry>{})
@@ -186,7 +189,7 @@ void read_prompt(const Node& n, const fs::path& base,
     const std::string ext = extension(rel);
     const std::string what = "prompt " + quote_excerpt("file://" + rel);
     if (ext == ".json" || ext == ".yaml" || ext == ".yml") {
-      const std::string text = read_text(base, rel, n);
+      const std::string text = read_text(rctx, rel, n);
       if (nunjucks_tags(text)) {
         // promptfoo renders the file's text with nunjucks before it parses the chat.
         out.emplace_back(n, as_templates(n, text, why));
@@ -198,11 +201,11 @@ void read_prompt(const Node& n, const fs::path& base,
           ext == ".json" ? json::parse_strict(text, file) : to_json(read_yaml(text, file, true));
       out.emplace_back(n, chat(n, v, why));
     } else if (ext == ".md" || ext == ".j2") {
-      out.emplace_back(n, as_templates(n, read_text(base, rel, n), why)); // the whole file, as it is
+      out.emplace_back(n, as_templates(n, read_text(rctx, rel, n), why)); // the whole file, as it is
     } else if (ext == ".txt") {
       // promptfoo splits a text file into prompts at lines of "---", each
       // part trimmed, empty ones dropped.
-      const std::string text = read_text(base, rel, n);
+      const std::string text = read_text(rctx, rel, n);
       std::vector<std::string> parts(1);
       for (std::size_t at = 0; at <= text.size();) {
         std::size_t nl = text.find('\n', at);
@@ -289,7 +292,8 @@ std::string finding_line(const Finding& f) {
   return terminal_safe(f.where) + ": " + terminal_safe(f.what) + ": " + terminal_safe(f.reason);
 }
 
-Import import_promptfoo(const fs::path& config_path, const std::string& suite_name) {
+Import import_promptfoo(const fs::path& config_path, const std::string& suite_name,
+                        const std::vector<fs::path>& allow_outside) {
   const fs::path base = config_path.parent_path().empty() ? fs::path(".") : config_path.parent_path();
   const std::string config_name = config_path.filename().string();
   const std::string ext = extension(config_name);
@@ -304,6 +308,8 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     throw_bad_input(config_name + ": expected a promptfoo config (a mapping), got " + describe(root));
 
   Findings findings;
+  std::set<std::string> files_read;
+  const ReadContext rctx{base, &findings, allow_outside, &files_read};
   for (const auto& [key, value] : root.entries)
     if (std::find(k_top_keys.begin(), k_top_keys.end(), key) == k_top_keys.end())
       findings.unmapped_at(value, "key " + quote_excerpt(key), "not carried over by gate import");
@@ -315,20 +321,20 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     const Node p = scalar_node("{{prompt}}", config_name, 0);
     findings.note_at(p, "prompts",
                      "none in the config: promptfoo's default prompt {{prompt}}, the test's var");
-    read_prompt(p, base, prompts, findings);
+    read_prompt(p, rctx, prompts, findings);
   } else if (const Node* p = root.get("prompts")) {
     if (p->is_list()) {
       for (const Node& item : p->items)
-        read_prompt(item, base, prompts, findings);
+        read_prompt(item, rctx, prompts, findings);
     } else if (p->is_map()) {
       for (const auto& [spec, label] : p->entries) {
         // {"file://prompt.txt": "label"}: the key is the prompt.
         Node n = label;
         n.kind = Node::Kind::scalar, n.text = spec, n.quoted = true;
-        read_prompt(n, base, prompts, findings);
+        read_prompt(n, rctx, prompts, findings);
       }
     } else {
-      read_prompt(*p, base, prompts, findings);
+      read_prompt(*p, rctx, prompts, findings);
     }
   }
   const Prompt* chosen_prompt = nullptr;
@@ -396,11 +402,15 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
 
   // Tests → cases.
   Import out;
-  const std::vector<Test> tests = read_tests(root, ReadContext{base, &findings});
+  const std::vector<Test> tests = read_tests(root, rctx);
   AssertContext actx;
   actx.anthropic = model && model->provider == "anthropic";
+  actx.read = &rctx;
+  actx.text_prompt = chosen_prompt->text;
   std::set<int> runners;
   actx.runners = &runners;
+  std::map<std::string, std::string> suite_files;
+  actx.suite_files = &suite_files;
   std::string cases;
   std::set<std::string> ids;
   std::size_t index = 0;
@@ -413,6 +423,7 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
       continue;
     }
     actx.vars = &t.vars;
+    actx.js_vars = &t.js_vars;
     actx.rubric_prompt = t.rubric_prompt;
     bj::array checks;
     for (const Node& a : asserts->items) {
@@ -476,6 +487,8 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
       const CodeRunner& r = code_runner(static_cast<CodeLanguage>(language));
       files.push_back({fs::path("suite") / r.name, std::string(r.text), r.what});
     }
+    for (const auto& [name, text] : suite_files)
+      files.push_back({fs::path("suite") / name, text, "a javascript grader file the config names"});
   }
   // In file order: the config first, then the other files by name, each by line.
   auto order = [&](const Finding& f) {
@@ -488,6 +501,9 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
                      [&](const Finding& a, const Finding& b) { return order(a) < order(b); });
   out.unmapped = std::move(findings.unmapped);
   out.notes = std::move(findings.notes);
+  out.files_read.push_back(config_name);
+  files_read.erase(config_name);
+  out.files_read.insert(out.files_read.end(), files_read.begin(), files_read.end());
   if (out.cases == 0) {
     // The message carries the report's first reasons and how many there are.
     const std::size_t n = out.unmapped.size();
@@ -516,6 +532,9 @@ std::string report_text(const Import& im, const std::string& config_name) {
   r += "\nCarried over with a difference (" + std::to_string(im.notes.size()) + "):\n";
   for (const auto& f : im.notes)
     r += "  " + finding_line(f) + "\n";
+  r += "\nFiles read (" + std::to_string(im.files_read.size()) + "):\n";
+  for (const auto& f : im.files_read)
+    r += "  " + terminal_safe(f) + "\n";
   return r;
 }
 

@@ -13,6 +13,7 @@
 namespace gate::importer::detail {
 
 namespace fs = std::filesystem;
+namespace bj = boost::json;
 
 namespace {
 
@@ -79,7 +80,7 @@ public:
   }
 
   Node yaml_file(const Node& from, const std::string& rel, bool list_root) {
-    return read_yaml(read_text(ctx_.base, rel, from), report_name(ctx_.base, ctx_.base / rel), list_root);
+    return read_yaml(read_text(ctx_, rel, from), report_name(ctx_.base, ctx_.base / rel), list_root);
   }
 
 private:
@@ -100,9 +101,9 @@ private:
     const std::string ext = extension(rel);
     const std::string file = report_name(ctx_.base, ctx_.base / rel);
     if (ext == ".csv") {
-      csv(read_text(ctx_.base, rel, spec), file, out);
+      csv(read_text(ctx_, rel, spec), file, out);
     } else if (ext == ".jsonl") {
-      const std::string text = read_text(ctx_.base, rel, spec);
+      const std::string text = read_text(ctx_, rel, spec);
       std::size_t line = 1;
       for (std::size_t at = 0; at < text.size(); ++line) {
         std::size_t end = text.find('\n', at);
@@ -119,7 +120,7 @@ private:
       else if (!root.is_null())
         push_map(root, out);
     } else if (ext == ".json") {
-      const Node root = from_json(json::parse_strict(read_text(ctx_.base, rel, spec), file), file, 0);
+      const Node root = from_json(json::parse_strict(read_text(ctx_, rel, spec), file), file, 0);
       if (root.is_list())
         for (const Node& item : root.items)
           push_map(item, out);
@@ -239,7 +240,7 @@ std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const
       return std::nullopt;
     }
     if (ext == ".txt" || ext == ".md" || ext == ".html" || ext == ".xml" || ext.empty())
-      return read_text(ctx.base, rel, v);
+      return read_text(ctx, rel, v);
     ctx.findings->unmapped_at(v, "var " + quote_excerpt(name),
                               "a " + ext +
                                   " file, which promptfoo parses or runs; gate import reads text files only");
@@ -289,13 +290,37 @@ std::string report_name(const fs::path& base, const fs::path& file) {
   return rel.empty() ? file.generic_string() : rel.generic_string();
 }
 
-std::string read_text(const fs::path& base, const std::string& rel, const Node& from) {
+namespace {
+
+// `path` (symlinks resolved) lies inside `dir`.
+bool inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path d = fs::weakly_canonical(dir, ec);
+  if (ec) return false;
+  const fs::path r = path.lexically_relative(d);
+  return !r.empty() && *r.begin() != "..";
+}
+
+} // namespace
+
+std::string read_text(const ReadContext& ctx, const std::string& rel, const Node& from) {
+  const fs::path file = ctx.base / rel;
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(file, ec);
+  // promptfoo reads whatever path a config names; an imported suite copies
+  // what it reads, so a config from elsewhere must not pull in ~/.ssh.
+  if (ec || (!inside(real, ctx.base) && std::none_of(ctx.allow_outside.begin(), ctx.allow_outside.end(),
+                                                     [&](const fs::path& d) { return inside(real, d); })))
+    throw_bad_input(from.where() + ": " + quote_excerpt(rel) + " is outside the config's directory" +
+                    (ec ? "" : " (it is " + quote_excerpt(real.string()) + ")") +
+                    "; gate import reads only files below it: pass --allow-outside DIR to read from DIR too");
   std::string text;
   try {
-    text = gate::read_file(base / rel, k_max_file_bytes);
+    text = gate::read_file(file, k_max_file_bytes);
   } catch (const Error& e) {
     throw Error(Exit::bad_input, from.where() + ": " + e.what());
   }
+  if (ctx.files_read != nullptr) ctx.files_read->insert(report_name(ctx.base, file));
   if (!valid_utf8(text)) throw_bad_input(from.where() + ": " + quote_excerpt(rel) + " is not UTF-8 text");
   return text;
 }
@@ -378,19 +403,28 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     if (!metadata.entries.empty()) entry(merged, "metadata") = std::move(metadata);
 
     // Vars as text; a list of texts makes one test per value, as in promptfoo.
-    std::vector<std::pair<std::string, std::vector<std::string>>> choices;
+    // Each value also as JavaScript holds it (a YAML number stays a number),
+    // for the javascript assertions' context.vars.
+    std::vector<std::pair<std::string, std::vector<std::pair<std::string, bj::value>>>> choices;
     bool usable = true;
     for (const auto& [name, v] : vars.entries) {
-      std::vector<std::string> values;
+      std::vector<std::pair<std::string, bj::value>> values;
       for (const Node& item : v.is_list() ? v.items : std::vector<Node>{v}) {
         auto s = var_text(item, ctx, name);
         if (!s) {
           usable = false;
           break;
         }
-        values.push_back(std::move(*s));
+        bj::value typed(*s);
+        if (item.is_null()) {
+          typed = nullptr;
+        } else if (item.is_scalar() && !item.quoted && !item.text.starts_with("file://")) {
+          bj::value j = to_json(item);
+          if (j.is_number() || j.is_bool() || j.is_null()) typed = std::move(j);
+        }
+        values.emplace_back(std::move(*s), std::move(typed));
       }
-      if (v.is_list() && v.items.empty()) values.emplace_back();
+      if (v.is_list() && v.items.empty()) values.emplace_back(std::string(), bj::value(""));
       choices.emplace_back(name, std::move(values));
     }
     std::size_t combos = 1;
@@ -401,21 +435,24 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
       usable = false;
     }
     if (left_out) {
-      out.push_back({merged, {}, "options or keys gate cannot run", rubric_prompt});
+      out.push_back({merged, {}, "options or keys gate cannot run", rubric_prompt, {}});
       continue;
     }
     if (!usable) {
-      out.push_back({merged, {}, "a var gate import cannot read", rubric_prompt});
+      out.push_back({merged, {}, "a var gate import cannot read", rubric_prompt, {}});
       continue;
     }
     for (std::size_t k = 0; k < combos; ++k) {
       Vars values;
+      bj::object typed;
       std::size_t rest = k;
       for (auto it = choices.rbegin(); it != choices.rend(); ++it) {
-        values[it->first] = it->second[rest % it->second.size()];
+        const auto& [text, js] = it->second[rest % it->second.size()];
+        values[it->first] = text;
+        typed[it->first] = js;
         rest /= it->second.size();
       }
-      out.push_back({merged, std::move(values), "", rubric_prompt});
+      out.push_back({merged, std::move(values), "", rubric_prompt, std::move(typed)});
     }
   }
   return out;

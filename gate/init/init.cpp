@@ -185,8 +185,8 @@ std::vector<std::string> next_commands(const std::string& dir, const Options& o)
               "gate check --config gate.yaml",
               "# 4. Commit the suite, prompt, cache and baseline (.gate/ holds local reports only),",
               "#    and check every push offline with the pre-push hook:",
-              "git add gate.yaml prompts evals baselines .github", "git commit -m 'Add a gate suite'",
-              "gate hook install --config gate.yaml"});
+              "git add gate.yaml prompts evals baselines .github .gitignore",
+              "git commit -m 'Add a gate suite'", "gate hook install --config gate.yaml"});
   return out;
 }
 

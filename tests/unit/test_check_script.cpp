@@ -99,6 +99,13 @@ TEST_CASE("script: could not start, timed out or killed is errored, not failed")
   CHECK(k.errored);
   CHECK(k.detail == "[\"python3\", \"grade.py\"] was killed by signal 9");
 
+  // A program that ends itself by a signal says why on its first line.
+  ScriptRun said = exited(-1, "context.provider: not available\nmore");
+  said.signal = 9;
+  const Result w = with_run(k_grade, "x", said);
+  CHECK(w.errored);
+  CHECK(w.detail == "[\"python3\", \"grade.py\"] was killed by signal 9: context.provider: not available");
+
   // Without a runner (an agent's stdout, a test's bare text): errored.
   const Result none = evaluate(k_grade, "x");
   CHECK(none.errored);

@@ -41,7 +41,17 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
       {"type: not-icontains\nvalue: rain", R"({"not":{"type":"icontains","value":"rain"}})"},
       {"type: regex\nvalue: '^\\d+$'", R"({"pattern":"^\\d+\\z","type":"regex"})"},
       {"type: not-regex\nvalue: x", R"({"not":{"pattern":"x","type":"regex"}})"},
-      {"type: starts-with\nvalue: Yes", R"({"type":"starts_with","value":"Yes"})"},
+      // promptfoo's startsWith is on the answer as it came: a regex anchored at the start.
+      {"type: starts-with\nvalue: Yes", R"({"pattern":"^Yes","type":"regex"})"},
+      {"type: starts-with\nvalue: 'a.b (c)?'", R"({"pattern":"^a\\.b\\ \\(c\\)\\?","type":"regex"})"},
+      {"type: javascript\nvalue: output.length < 10",
+       R"({"argv":["node","promptfoo_javascript.mjs","--","output.length < 10"],"type":"script"})"},
+      {"type: not-javascript\nvalue: output.length\nthreshold: 3",
+       R"({"argv":["node","promptfoo_javascript.mjs","--inverse","--threshold","3","--","output.length"],"type":"script"})"},
+      {"type: javascript\nvalue: context.config.n < output.length\nconfig: {n: 2}",
+       R"({"argv":["node","promptfoo_javascript.mjs","--config","{\"n\":2}","--","context.config.n < output.length"],"type":"script"})"},
+      {"type: javascript\nvalue: output.includes('{{city}}')",
+       R"J({"argv":["node","promptfoo_javascript.mjs","--","output.includes('Paris')"],"type":"script"})J"},
       {"type: contains-any\nvalue: [a, b]", R"({"type":"contains_any","values":["a","b"]})"},
       {"type: contains-all\nvalue: 'a, b ,c'", R"({"type":"contains_all","values":["a","b","c"]})"},
       {"type: icontains-any\nvalue: [A]", R"({"checks":[{"type":"icontains","value":"A"}],"type":"any_of"})"},
@@ -69,8 +79,6 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
        R"({"argv":["python3","promptfoo_python.py","--inverse","--threshold","0.5","--","n = len(output)\nreturn n / 10\n"],"type":"script"})"},
       {"type: contains\nvalue: a\nmetric: tone", R"({"name":"tone","type":"contains","value":"a"})"},
       {"type: contains\nvalue: a\nweight: 3", R"({"type":"contains","value":"a"})"},
-      // A failed weight-0 assertion still fails a test without a threshold.
-      {"type: contains\nvalue: a\nweight: 0", R"({"type":"contains","value":"a"})"},
       // promptfoo compares String(value) of a YAML number or boolean.
       {"type: equals\nvalue: 1.50", R"({"trim":false,"type":"equals","value":"1.5"})"},
       {"type: equals\nvalue: 1e21", R"({"trim":false,"type":"equals","value":"1e+21"})"},
@@ -117,9 +125,33 @@ TEST_CASE("what is mapped with a difference is noted at its line, with why") {
   CHECK(h.notes.empty());
 }
 
+TEST_CASE(
+    "a javascript check gets the test's vars as JavaScript holds them, and the prompt when it is one text") {
+  const boost::json::object js_vars{{"n", 3}, {"q", "a b"}, {"flag", true}};
+  const Node a = read_yaml("type: javascript\nvalue: context.vars.n > 2", "t.yaml", false);
+  AssertContext ctx{&k_vars, false};
+  ctx.js_vars = &js_vars;
+  ctx.text_prompt = true;
+  Findings f;
+  auto c = map_assert(a, ctx, f);
+  REQUIRE(c);
+  CHECK(gate::json::canonical(*c) ==
+        R"({"argv":["node","promptfoo_javascript.mjs","--vars","{\"flag\":true,\"n\":3,\"q\":\"a b\"}",)"
+        R"("--prompt-from-case","--","context.vars.n > 2"],"type":"script"})");
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].reason.find("its context has vars and prompt") != std::string::npos);
+  // A grader file needs the config's directory to be read from.
+  CHECK(mapped("type: javascript\nvalue: file://grade.js").find("read only when importing a config") !=
+        std::string::npos);
+}
+
 TEST_CASE("assertions gate cannot check faithfully are unmapped, never approximated") {
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"type: javascript\nvalue: output.length < 10", "runs code inside promptfoo"},
+      {"type: ruby\nvalue: output.length < 10", "runs code inside promptfoo"},
+      {"type: javascript\nvalue: file://grade.ts", "a TypeScript grader"},
+      {"type: javascript\nvalue: file://grade.txt", "not a JavaScript file"},
+      {"type: javascript\nvalue: '{{ q | upper }}'", "nunjucks beyond {{name}}"},
+      {"type: javascript\nvalue: output.length\nthreshold: high", "threshold \"high\" is not a number"},
       {"type: python\nvalue: file://grade.py", "a grader file, which promptfoo calls with its context"},
       {"type: python\nvalue: context['vars']['q'] in output", "the code reads context"},
       {"type: not-python\nvalue: file://grade.py", "a grader file"},
@@ -140,6 +172,7 @@ TEST_CASE("assertions gate cannot check faithfully are unmapped, never approxima
       {"type: not-llm-rubric\nvalue: a", "gate's not holds no llm_judge"},
       {"type: latency", "no threshold; expected a number"},
       {"type: contains\nvalue: a\nweight: -1", "expected a number of at least 0"},
+      {"type: contains\nvalue: a\nweight: 0", "promptfoo passes this assertion whatever the answer"},
       {"type: regex\nvalue: '(?i)total'", "JavaScript refuses the pattern (Invalid group at character 2)"},
       {"type: not-regex\nvalue: 'a**'", "promptfoo fails this assertion on every run, negated or not"},
       {"type: regex\nvalue: '[z-a]'", "Range out of order"},
@@ -150,7 +183,7 @@ TEST_CASE("assertions gate cannot check faithfully are unmapped, never approxima
       {"type: is-json\nvalue: '{\"type\": '", "the schema text does not parse: t.yaml:1:"},
       {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: contains\n    value: a",
        "a threshold on a share"},
-      {"type: assert-set\nassert:\n  - type: javascript\n    value: 'true'",
+      {"type: assert-set\nassert:\n  - type: ruby\n    value: 'true'",
        "an assertion inside cannot be mapped"},
       {"type: regex\nvalue: '(?=a)b'", "lookaround"},
   };
@@ -180,7 +213,13 @@ TEST_CASE("an __expected cell reads as promptfoo reads it") {
   CHECK(read("fn:output.length > 3") == R"({"type":"javascript","value":"output.length > 3"})");
   CHECK(read("python:len(output) > 3") == R"({"type":"python","value":"len(output) > 3"})");
   CHECK(read("file://graders/tone.py") == R"({"type":"python","value":"graders/tone.py"})");
-  CHECK(read("file://check.js:grade") == R"({"type":"javascript","value":"check.js:grade"})");
+  // A javascript file keeps its file:// (promptfoo loads it); with a
+  // :function the cell does not end in a JavaScript extension, and promptfoo
+  // compares it as the expected answer.
+  CHECK(read("file://check.js") == R"({"type":"javascript","value":"file://check.js"})");
+  CHECK(read("file://check.MJS") == R"({"type":"javascript","value":"file://check.MJS"})");
+  CHECK(read("file://check.js:grade") == R"({"type":"equals","value":"file://check.js:grade"})");
+  CHECK(read("javascript:  output.length > 3 ") == R"({"type":"javascript","value":"output.length > 3"})");
   CHECK(read("contains-any:a,b") == R"({"type":"contains-any","value":"a,b"})");
   // Not a type of promptfoo's before the colon: the whole cell is the expected answer.
   CHECK(read("Note: closed") == R"({"type":"equals","value":"Note: closed"})");

@@ -190,14 +190,14 @@ tests:
     threshold: 0.8
     options: {provider: openai:gpt-4o}
     assert:
-      - type: javascript
+      - type: ruby
         value: 'output.length > 1'
       - type: contains
         value: hi
   - description: nothing gate can check
     vars: {q: x}
     assert:
-      - type: javascript
+      - type: ruby
         value: 'true'
   - vars: {q: {nested: 1}}
     assert:
@@ -228,13 +228,13 @@ tests:
           "promptfooconfig.yaml:17: options.provider: not carried over: gate grades llm_judge with "
           "judge.model "
           "and its own prompt",
-          "promptfooconfig.yaml:19: assert \"javascript\": runs code inside promptfoo; gate's script check "
+          "promptfooconfig.yaml:19: assert \"ruby\": runs code inside promptfoo; gate's script check "
           "runs "
           "a program of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no "
           "generated one would behave the same",
           "promptfooconfig.yaml:23: test \"nothing gate can check\": left out of the suite: none of its "
           "assertions maps to a gate check",
-          "promptfooconfig.yaml:26: assert \"javascript\": runs code inside promptfoo; gate's script check "
+          "promptfooconfig.yaml:26: assert \"ruby\": runs code inside promptfoo; gate's script check "
           "runs a "
           "program of your own with the answer on stdin (docs/suite-format.md \"Script checks\"), and no "
           "generated one would behave the same",
@@ -387,14 +387,14 @@ TEST_CASE("bad input: file:line:col and what was expected") {
   CHECK(bad_input(d / "d.yaml") == "t.csv:2: 3 fields; expected 2 as in the header");
   spit(d / "e.yaml", "prompts: ['{{ q | upper }}']\ntests: []\n");
   CHECK(bad_input(d / "e.yaml").starts_with("e.yaml: no prompt gate can use; e.yaml:1: prompt: nunjucks"));
-  spit(d / "f.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n    assert:\n      - type: javascript\n"
+  spit(d / "f.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n    assert:\n      - type: ruby\n"
                      "        value: 'true'\n");
   CHECK(
       bad_input(d / "f.yaml") ==
       "f.yaml: no test with an assertion gate can check (1 tests read); nothing to import; 2 reasons; "
       "f.yaml:3: test 1: left out of the suite: none of its assertions maps to a gate check; f.yaml:5: "
       "assert "
-      "\"javascript\": runs code inside promptfoo; gate's script check runs a program of your own with the "
+      "\"ruby\": runs code inside promptfoo; gate's script check runs a program of your own with the "
       "answer on stdin (docs/suite-format.md \"Script checks\"), and no generated one would behave the same");
   // A prompt named by a file that does not exist stops, as promptfoo does
   // (ENOENT), instead of becoming the prompt's text (examples/ollama-comparison).
@@ -411,6 +411,42 @@ TEST_CASE("bad input: file:line:col and what was expected") {
                 "reasons (the first 5 here); g.yaml:3: test 1:"));
   const Import g = import_promptfoo(d / "g.yaml", "x");
   CHECK(g.files.at(0).text.find("Not carried over (7):") != std::string::npos);
+}
+
+TEST_CASE("files outside the config's directory are refused unless allowed, and every file read is listed") {
+  TempDir tmp;
+  const fs::path d = tmp.path() / "cfg";
+  fs::create_directories(d / "prompts");
+  fs::create_directories(tmp.path() / "shared");
+  spit(tmp.path() / "secret.txt", "outside\n");
+  spit(tmp.path() / "shared" / "q.txt", "Shared {{q}}\n");
+  spit(d / "prompts" / "p.txt", "Q: {{q}}\n");
+  fs::create_symlink(tmp.path() / "secret.txt", d / "link.txt");
+  const std::string tests = "tests:\n  - vars: {q: a}\n    assert: [{type: contains, value: a}]\n";
+  // ../, an absolute path and a symlink leaving the directory: each refused
+  // at its line, before anything is read or written.
+  spit(d / "up.yaml", "prompts: ['file://../secret.txt']\n" + tests);
+  CHECK(
+      bad_input(d / "up.yaml").starts_with("up.yaml:1: \"../secret.txt\" is outside the config's directory"));
+  spit(d / "abs.yaml", "prompts: ['file://" + (tmp.path() / "secret.txt").string() + "']\n" + tests);
+  CHECK(bad_input(d / "abs.yaml").find("is outside the config's directory") != std::string::npos);
+  spit(d / "link.yaml", "prompts: ['file://link.txt']\n" + tests);
+  CHECK(bad_input(d / "link.yaml").find("pass --allow-outside DIR") != std::string::npos);
+  spit(d / "var.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: file://../secret.txt}\n"
+                       "    assert: [{type: contains, value: a}]\n");
+  CHECK(bad_input(d / "var.yaml").starts_with("var.yaml:3: \"../secret.txt\" is outside"));
+  // --allow-outside DIR lets DIR be read, and nothing else outside.
+  spit(d / "shared.yaml", "prompts: ['file://../shared/q.txt']\n" + tests);
+  const Import ok = import_promptfoo(d / "shared.yaml", "x", {tmp.path() / "shared"});
+  CHECK(ok.failure.empty());
+  CHECK(ok.files_read == std::vector<std::string>{"shared.yaml", "../shared/q.txt"});
+  CHECK(file_text(ok, "import-report.txt").find("Files read (2):\n  shared.yaml\n  ../shared/q.txt\n") !=
+        std::string::npos);
+  CHECK_THROWS_AS(import_promptfoo(d / "up.yaml", "x", {tmp.path() / "shared"}), gate::Error);
+  // Inside: read and listed.
+  spit(d / "in.yaml", "prompts: ['file://prompts/p.txt']\n" + tests);
+  CHECK(import_promptfoo(d / "in.yaml", "x").files_read ==
+        std::vector<std::string>{"in.yaml", "prompts/p.txt"});
 }
 
 TEST_CASE("untrusted text in findings is escaped: no control byte reaches the report") {
