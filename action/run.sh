@@ -136,19 +136,26 @@ deps() {
 }
 
 # The build cache key: the sources that make the binary (the CMake scripts
-# of cmake/ too: the commit stamp, the man page), and the OS.
+# of cmake/ too: the commit stamp, the man page), and the OS and its release.
 cache_key() {
   local sum
   sum=$(cd "$root" && find CMakeLists.txt cmake gate -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.in' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
-  set_output key "gate-build-$(uname -s)-$(uname -m)-$sum"
+  # The build links the runner's shared libraries: a new image is a new key.
+  local os
+  # shellcheck source=/dev/null # the runner's own file
+  os=$(. /etc/os-release 2>/dev/null && printf '%s-%s' "${ID:-unknown}" "${VERSION_ID:-}")
+  set_output key "gate-build-$(uname -s)-$(uname -m)-${os:-unknown}-$sum"
 }
 
 # Only the gate target is built. The tests stay configured (doctest-dev is
 # one of .ci/deps' packages anyway), so that a build directory configured for
-# the tests can be brought up to date here without losing them.
+# the tests can be brought up to date here without losing them. The binary
+# runs on the runner that built it, so it links the system's shared libraries
+# (GATE_PORTABLE=OFF): the static archives the release binary needs are
+# Debian 12's, and ubuntu-latest's may lack or differ in them (RE2 on Abseil).
 build() {
-  GATE_BUILD_DIR=$build_dir GATE_TARGET=gate bash "$root/.ci/build"
+  GATE_BUILD_DIR=$build_dir GATE_TARGET=gate GATE_PORTABLE=${GATE_PORTABLE:-OFF} bash "$root/.ci/build"
 }
 
 # Puts the binary that the fetch or build step produced on PATH for the
@@ -217,13 +224,18 @@ trusted_cache() {
 
 # The artifact's name: gate-report for ./gate.yaml, else with the config's
 # path in it (upload-artifact refuses a name used twice in one workflow run,
-# so two gates in one workflow need two names), and the shard.
+# so two gates in one workflow need two names), and the shard. Where the
+# name cannot keep the path as it is (a / or a space becomes -, a name not
+# ending in .yaml), the first 8 hex digits of the path's sha256 follow, so
+# that demo/gate.yaml, demo-gate.yaml and "demo gate.yaml" stay apart.
 artifact_name() {
-  local config=${1#./} shard=$2 name=gate-report
+  local config=${1#./} shard=$2 name=gate-report base
   if [ "$config" != gate.yaml ]; then
-    config=${config%.yaml}
-    config=${config%.yml}
-    name+=-$(printf '%s' "$config" | tr -c 'A-Za-z0-9._-' '-')
+    base=${config%.yaml}
+    name+=-$(printf '%s' "$base" | tr -c 'A-Za-z0-9._-' '-')
+    if [ "$base" = "$config" ] || [[ $base =~ [^A-Za-z0-9._-] ]]; then
+      name+=-$(printf '%s' "$config" | sha256sum | cut -c1-8)
+    fi
   fi
   printf '%s\n' "$name${shard:+-shard-${shard%/*}-of-${shard#*/}}"
 }

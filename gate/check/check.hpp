@@ -21,7 +21,8 @@ enum class Type {
   equals, contains, icontains, not_contains, starts_with, contains_any, contains_all, regex, json, number,
   length, llm_judge, exit_code, stdout_text, file_exists, file_contains, file_json, command, diff_size,
   file_scope, tool_sequence, final_state, any_of, all_of, negation, similar, refusal, finish_reason,
-  tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, json_schema, script
+  tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, json_schema, script, weighted,
+  tool_calls_text
 };
 // clang-format on
 
@@ -75,10 +76,14 @@ struct Check {
   std::vector<std::string> argv; // command: run in the work copy, no shell; script: run by the runner
   double timeout_s = 60;         // command, script
   Order mode = Order::equals;    // tool_sequence
-  std::shared_ptr<const Check> inner; // stdout: the text check applied to the agent's stdout
-  // Groups (any_of, all_of) and negation (`{"not": {...}}`, one child): the
-  // inner text or reply checks, in order.
+  std::shared_ptr<const Check> inner; // stdout, tool_calls: the text check applied to that text
+  // Groups (any_of, all_of, weighted) and negation (`{"not": {...}}`, one
+  // child): the inner text or reply checks, in order.
   std::vector<Check> children;
+  // weighted: one weight (>= 0) per child, and the share of the weights that
+  // must pass; without it every child of a weight above 0 must.
+  std::vector<double> weights;
+  std::optional<double> pass_share;
   Similarity method = Similarity::levenshtein; // similar: against values[0], at least `number`
   bool negate = false;                         // finish_reason: values[0] is what it must not be
   // json_schema: the compiled schema, applied at `path` (tokens here).

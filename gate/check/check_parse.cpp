@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 
 #include <gate/check/regex.hpp>
 #include <gate/check/schema.hpp>
@@ -231,10 +232,24 @@ Check parse_inner(const boost::json::value& v, const std::optional<std::string>&
   return in;
 }
 
+// stdout and tool_calls: the text check applied to another text.
+void parse_text_inner(const Fields& f, Check& c) {
+  const auto* inner = f.get("check");
+  if (inner == nullptr)
+    f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
+  Check in = parse(*inner, std::nullopt, f.at);
+  if (info(in.type).kind != Kind::text || in.type == Type::llm_judge)
+    f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" +
+           type_name(in.type) + "\"");
+  c.inner = std::make_shared<const Check>(std::move(in));
+}
+
 void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& expected) {
   switch (c.type) {
+  case Type::tool_calls_text: parse_text_inner(f, c); break;
   case Type::any_of:
-  case Type::all_of: {
+  case Type::all_of:
+  case Type::weighted: {
     const auto* v = f.get("checks");
     if (v == nullptr || !v->is_array() || v->get_array().empty())
       f.fail("expected \"checks\", a non-empty array of checks");
@@ -245,6 +260,22 @@ void parse_extra(const Fields& f, Check& c, const std::optional<std::string>& ex
       labels += (labels.empty() ? "" : ", ") + c.children.back().label;
     }
     if (c.label == type_name(c.type)) c.label += "(" + labels + ")";
+    if (c.type != Type::weighted) break;
+    c.weights.assign(c.children.size(), 1.0);
+    if (const auto* w = f.get("weights")) {
+      if (!w->is_array() || w->get_array().size() != c.children.size())
+        f.fail("\"weights\" must be an array of " + std::to_string(c.children.size()) +
+               " numbers, one per check");
+      for (std::size_t i = 0; i < c.children.size(); ++i) {
+        const auto& e = w->get_array()[i];
+        if (!e.is_number() || !(json::to_double(e) >= 0) || !std::isfinite(json::to_double(e)))
+          f.fail("\"weights[" + std::to_string(i) + "]\" must be a number >= 0");
+        c.weights[i] = json::to_double(e);
+      }
+    }
+    c.pass_share = f.number("threshold");
+    if (c.pass_share && !(*c.pass_share >= 0 && *c.pass_share <= 1))
+      f.fail("\"threshold\" must be from 0 to 1");
     break;
   }
   case Type::similar: {
@@ -314,17 +345,7 @@ void parse_agent(const Fields& f, Check& c) {
     c.number = v;
     break;
   }
-  case Type::stdout_text: {
-    const auto* inner = f.get("check");
-    if (inner == nullptr)
-      f.fail("missing \"check\" (a text check such as {\"type\": \"contains\", \"value\": \"ok\"})");
-    Check in = parse(*inner, std::nullopt, f.at);
-    if (info(in.type).kind != Kind::text || in.type == Type::llm_judge)
-      f.fail("\"check\" must be a text check (equals, contains, regex, json, ...), got \"" +
-             type_name(in.type) + "\"");
-    c.inner = std::make_shared<const Check>(std::move(in));
-    break;
-  }
+  case Type::stdout_text: parse_text_inner(f, c); break;
   case Type::file_exists: c.path = work_path(f, "path"); break;
   case Type::file_contains:
     c.path = work_path(f, "path");

@@ -1,6 +1,7 @@
 #include <gate/check/detail.hpp>
 #include <gate/check/schema.hpp>
 #include <gate/util/format.hpp>
+#include <gate/util/json.hpp>
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
@@ -34,6 +35,71 @@ std::string group_failure(const Check& c, const Reply& reply, std::string_view s
   return failed.empty() ? ""
                         : std::to_string(failed.size()) + " of " + std::to_string(c.children.size()) +
                               " checks failed: " + list;
+}
+
+// A weighted group's share of passing weight, and whether it passes, as
+// promptfoo scores a test or an assert-set: a plain check scores 1 or 0, a
+// weighted group inside its own share.
+struct Share {
+  double score = 0;
+  bool passed = true;
+  bool errored = false;
+  std::string detail; // why it failed or was errored
+};
+
+Share weighted_share(const Check& c, const Reply& reply, std::string_view subject) {
+  Share out;
+  double sum = 0, total = 0;
+  std::string failed;
+  for (std::size_t i = 0; i < c.children.size(); ++i) {
+    const Check& child = c.children[i];
+    double score = 0;
+    bool passed = false;
+    std::string why;
+    if (child.type == Type::weighted) {
+      const Share in = weighted_share(child, reply, subject);
+      if (in.errored) return Share{0, false, true, child.label + ": " + in.detail};
+      score = in.score, passed = in.passed, why = in.detail;
+    } else {
+      const Result r = evaluate(child, reply, subject);
+      if (r.errored) return Share{0, false, true, r.label + ": " + r.detail};
+      score = r.passed ? 1 : 0, passed = r.passed, why = r.detail;
+    }
+    // The sums in promptfoo's order, so that a share on the threshold
+    // compares the same in both.
+    sum += score * c.weights[i];
+    total += c.weights[i];
+    if (!passed && c.weights[i] > 0) {
+      out.passed = false;
+      failed += (failed.empty() ? "" : "; ") + child.label + ": " + why;
+    }
+  }
+  out.score = total > 0 ? sum / total : 0;
+  const std::string share =
+      show_number(static_cast<double>(static_cast<long long>(out.score * 1000 + 0.5)) / 1000);
+  if (c.pass_share) {
+    out.passed = out.score >= *c.pass_share;
+    if (!out.passed)
+      out.detail = "expected a weighted share of at least " + show_number(*c.pass_share) + "; it is " +
+                   share + (failed.empty() ? "" : " (failed: " + failed + ")");
+  } else if (!out.passed) {
+    out.detail = "expected every check of a weight above 0 to pass; " + failed;
+  }
+  return out;
+}
+
+// The first response's tool calls as the tool_calls check reads them.
+std::string tool_calls_json(const Reply& reply) {
+  boost::json::array calls;
+  for (const auto& tc : reply.tool_calls) {
+    boost::system::error_code ec;
+    boost::json::parse_options opts;
+    opts.max_depth = 64;
+    boost::json::value args = boost::json::parse(tc.arguments, ec, {}, opts);
+    if (ec) args = boost::json::string(tc.arguments);
+    calls.push_back(boost::json::object{{"name", tc.name}, {"arguments", std::move(args)}});
+  }
+  return json::canonical(calls);
 }
 
 std::string tool_names(const Reply& reply) {
@@ -113,6 +179,11 @@ std::string extra_failure(const Check& c, const Reply& reply, std::string_view s
   case Type::script: return script_failure(c, reply, subject, errored, reason);
   case Type::any_of:
   case Type::all_of: return group_failure(c, reply, subject, errored);
+  case Type::weighted: {
+    Share s = weighted_share(c, reply, subject);
+    errored = s.errored;
+    return s.errored || !s.passed ? s.detail : "";
+  }
   case Type::negation: {
     const Result r = evaluate(c.children.front(), reply, subject);
     if (r.errored) {
@@ -157,6 +228,12 @@ std::string extra_failure(const Check& c, const Reply& reply, std::string_view s
            "; the first response's " + tool_names(reply);
   }
   case Type::tool_args: return tool_args_failure(c, reply);
+  case Type::tool_calls_text: {
+    const Result r = evaluate(*c.inner, tool_calls_json(reply), "the tool calls' JSON");
+    errored = r.errored;
+    reason = r.reason;
+    return r.passed ? "" : r.detail;
+  }
   case Type::no_tool_call:
     return reply.tool_calls.empty() ? "" : "expected no tool call; the first response's " + tool_names(reply);
   case Type::tool_order: {

@@ -270,6 +270,23 @@ const std::vector<TypeInfo>& type_table() {
        "`GATE_CASE` ([Script checks](#script-checks)), exits 0 within `timeout` seconds; its stdout's first "
        "line is the reason; one that cannot start, times out or is killed is errored; not in agent cases",
        R"({"type": "script", "argv": ["python3", "grade.py"], "timeout": 10})"},
+      {Type::weighted,
+       "weighted",
+       Kind::text,
+       {{"checks", "required"}, {"weights", "1 for each check"}, {"threshold", "none"}},
+       "the weighted share of `checks` that pass (each passing check adds its weight; a `weighted` check "
+       "inside adds its own share times its weight; no weight at all is a share of 0) is at least "
+       "`threshold` (0 to 1); without `threshold`, every check of a weight above 0 passes (promptfoo's "
+       "test `threshold` and `assert-set`); if one is errored the group is errored",
+       R"({"type": "weighted", "threshold": 0.5, "checks": [{"type": "contains", "value": "refund"}, {"type": "length", "max": 200}], "weights": [2, 1]})"},
+      {Type::tool_calls_text,
+       "tool_calls",
+       Kind::reply,
+       {{"check", "required"}},
+       "the text check `check` holds on the first response's tool calls as JSON: `[{\"arguments\": ..., "
+       "\"name\": ...}]`, canonical (sorted keys, no spaces), the arguments parsed when they are JSON, "
+       "else their text; `[]` when it calls none",
+       R"({"type": "tool_calls", "check": {"type": "contains", "value": "Paris"}})"},
   };
   return k_types;
 }

@@ -85,6 +85,67 @@ bool mapped_type(const std::string& t) {
   return std::find(k_mapped.begin(), k_mapped.end(), t) != k_mapped.end();
 }
 
+// With tools, promptfoo's text assertions read a reply that has tool calls
+// as JSON text (runAssertion's outputString): the calls, or the message with
+// its text (OpenAI), or the text then each block's JSON (Anthropic). The
+// text checks become any_of(the check on the answer, the check on the
+// calls' JSON); is-json and contains-json, which any call then passes on
+// OpenAI, any_of(the check, a call was made). false (with `why`) when
+// gate's checks cannot read the reply as promptfoo does.
+bool tool_call_view(const std::string& type, bj::object& check, const AssertContext& ctx, const Node& a,
+                    const std::string& what, Findings& findings, std::string& why) {
+  static const std::vector<std::string> k_text = {
+      "contains", "icontains", "contains-any", "contains-all", "icontains-any", "icontains-all", "regex"};
+  if (std::find(k_text.begin(), k_text.end(), type) != k_text.end()) {
+    bj::object view{{"type", "tool_calls"}, {"check", check}};
+    check = bj::object{{"type", "any_of"}, {"checks", bj::array{check, std::move(view)}}};
+    findings.note_at(
+        a, what,
+        "the provider has tools: on a reply with tool calls gate checks the answer or the calls' "
+        "names and arguments as canonical JSON (the tool_calls check); promptfoo checks its own "
+        "JSON of them (ids, and OpenAI's arguments as escaped text)");
+    return true;
+  }
+  if (type == "is-json" || type == "contains-json") {
+    if (ctx.tools == AssertContext::Tools::anthropic) {
+      why = "the provider has tools: promptfoo reads an Anthropic reply with tool calls as its text and "
+            "each block's JSON, one after the other, which no gate check reads";
+      return false;
+    }
+    if (check.contains("schema")) {
+      why = "the provider has tools: on a reply with tool calls promptfoo applies the schema to its JSON of "
+            "the calls (or of the message), which no gate check reads";
+      return false;
+    }
+    // Any call makes promptfoo's text JSON: the calls, or the message.
+    check =
+        bj::object{{"type", "any_of"},
+                   {"checks", bj::array{check, bj::object{{"not", bj::object{{"type", "no_tool_call"}}}}}}};
+    return true;
+  }
+  if (type == "equals" || type == "starts-with" || type == "word-count")
+    findings.note_at(a, what,
+                     "the provider has tools: on a reply with tool calls promptfoo checks its JSON of them, "
+                     "gate the answer's text");
+  return true;
+}
+
+// One assertion of a group (assert-set, a test's threshold) as its check,
+// or nullopt with `why`: a group holds every member or is not carried over.
+std::optional<bj::object> group_member(const Node& item, const AssertContext& ctx, Findings& findings,
+                                       std::string& why) {
+  Findings local;
+  auto c = map_assert(item, ctx, local);
+  for (auto& n : local.notes)
+    findings.notes.push_back(std::move(n));
+  if (!c || c->contains("rubric")) {
+    why = c ? "an llm-rubric inside; gate's groups hold no llm_judge"
+            : "an assertion inside cannot be mapped (" + local.unmapped.front().reason + ")";
+    return std::nullopt;
+  }
+  return c;
+}
+
 struct Mapper {
   const Node& a;
   const AssertContext& ctx;
@@ -327,21 +388,20 @@ struct Mapper {
       why = "expected a non-empty assert list";
       return std::nullopt;
     }
-    if (a.get("threshold") != nullptr) {
-      why = "a threshold on a share of its assertions; gate's all_of needs every one";
-      return std::nullopt;
+    // Its share counts where a threshold reads it: its own, or its parent's.
+    // promptfoo reads a threshold only when it is a number.
+    const Node* threshold = a.get("threshold");
+    if (threshold != nullptr && !to_json(*threshold).is_number()) threshold = nullptr;
+    if (threshold != nullptr || ctx.weights_count) {
+      std::vector<const Node*> items;
+      for (const Node& item : inner->items)
+        items.push_back(&item);
+      return weighted_checks(items, threshold, ctx, findings, why);
     }
     bj::array checks;
     for (const Node& item : inner->items) {
-      Findings local;
-      auto c = map_assert(item, ctx, local);
-      for (auto& n : local.notes)
-        findings.notes.push_back(std::move(n));
-      if (!c || c->contains("rubric")) {
-        why = c ? "an llm-rubric inside; gate's groups hold no llm_judge"
-                : "an assertion inside cannot be mapped (" + local.unmapped.front().reason + ")";
-        return std::nullopt;
-      }
+      auto c = group_member(item, ctx, findings, why);
+      if (!c) return std::nullopt;
       checks.push_back(std::move(*c));
     }
     return bj::object{{"type", "all_of"}, {"checks", std::move(checks)}};
@@ -414,9 +474,15 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
   m.negated = negated;
   std::optional<bj::object> check = m.base(base_type);
   if (!check) return give_up(m.why);
+  bool viewed = false; // a tool call's JSON is checked too
+  if (ctx.tools != AssertContext::Tools::none) {
+    std::string why;
+    if (!tool_call_view(base_type, *check, ctx, a, m.what, findings, why)) return give_up(why);
+    viewed = check->contains("checks");
+  }
   const bool code = base_type == "python" || base_type == "javascript";
   if (negated && !code) { // the code runners invert as promptfoo does (a crash still fails)
-    if (base_type == "contains")
+    if (base_type == "contains" && !viewed)
       check = bj::object{{"type", "not_contains"}, {"value", check->at("value")}};
     else
       check = bj::object{{"not", std::move(*check)}};
@@ -429,14 +495,14 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
     if (v.to_number<double>() == 0)
       return give_up(
           "weight 0: promptfoo passes this assertion whatever the answer, so there is nothing to check");
-    if (v.to_number<double>() != 1)
+    if (v.to_number<double>() != 1 && !ctx.weights_count)
       findings.note_at(a, m.what,
                        "weight " + describe(*w) +
                            " dropped: it weighs promptfoo's score, not whether the test passes (a failed "
                            "assertion fails the test), unless the test has a threshold");
   }
   if (const Node* t = a.get("threshold");
-      t != nullptr && base_type != "latency" && base_type != "cost" && !code)
+      t != nullptr && base_type != "latency" && base_type != "cost" && base_type != "assert-set" && !code)
     findings.note_at(a, m.what, "threshold " + describe(*t) + " dropped: gate's check passes or fails");
   if (const Node* metric = a.get("metric")) {
     if (!metric->is_scalar() || metric->text.empty()) return give_up("metric must be a non-empty name");
@@ -448,6 +514,70 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
     return give_up(std::string("gate refuses the check: ") + e.what());
   }
   return check;
+}
+
+namespace {
+
+// promptfoo scores these 1 or 0, as gate's checks pass or fail; the others
+// (llm-rubric, python, javascript, ...) may score anything from 0 to 1.
+bool scored_pass_or_fail(const Node& a) {
+  static const std::vector<std::string> k_binary = {
+      "equals",        "contains",     "icontains",     "regex",         "starts-with",
+      "contains-any",  "contains-all", "icontains-any", "icontains-all", "is-json",
+      "contains-json", "latency",      "cost",          "finish-reason", "word-count"};
+  const Node* type = a.is_map() ? a.get("type") : nullptr;
+  if (type == nullptr || !type->is_scalar()) return true; // map_assert says what is wrong with it
+  std::string t = type->text;
+  if (t == "assert-set") return true; // scored by its own weighted check
+  if (t.starts_with("not-")) t = t.substr(4);
+  return std::find(k_binary.begin(), k_binary.end(), t) != k_binary.end();
+}
+
+} // namespace
+
+std::optional<bj::object> weighted_checks(const std::vector<const Node*>& asserts, const Node* threshold,
+                                          const AssertContext& ctx, Findings& findings, std::string& why) {
+  std::optional<double> share;
+  if (threshold != nullptr) {
+    const bj::value v = to_json(*threshold);
+    if (!v.is_number() || v.to_number<double>() < 0 || v.to_number<double>() > 1) {
+      why = "threshold " + describe(*threshold) + ": expected a number from 0 to 1";
+      return std::nullopt;
+    }
+    share = v.to_number<double>();
+  }
+  AssertContext inner = ctx;
+  inner.weights_count = true;
+  bj::array checks, weights;
+  for (const Node* a : asserts) {
+    if (!scored_pass_or_fail(*a)) {
+      why = "a " + quote_excerpt(a->get("type")->text) +
+            " assertion inside, which promptfoo scores from 0 to 1 where gate's check passes or fails";
+      return std::nullopt;
+    }
+    double w = 1;
+    if (const Node* wn = a->is_map() ? a->get("weight") : nullptr) {
+      const bj::value v = to_json(*wn);
+      if (!v.is_number() || v.to_number<double>() < 0) {
+        why = "weight " + describe(*wn) + ": expected a number of at least 0";
+        return std::nullopt;
+      }
+      w = v.to_number<double>();
+    }
+    // A weight-0 assertion adds nothing to the share, and promptfoo passes it.
+    if (w == 0) continue;
+    auto c = group_member(*a, inner, findings, why);
+    if (!c) return std::nullopt;
+    checks.push_back(std::move(*c));
+    weights.push_back(w);
+  }
+  if (checks.empty()) {
+    why = "every assertion inside has weight 0";
+    return std::nullopt;
+  }
+  bj::object out{{"type", "weighted"}, {"checks", std::move(checks)}, {"weights", std::move(weights)}};
+  if (share) out["threshold"] = *share;
+  return out;
 }
 
 Node assertion_from_string(const std::string& text, const std::string& file, std::size_t line) {

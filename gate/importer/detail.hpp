@@ -55,6 +55,12 @@ struct AssertContext {
   bool text_prompt = false; // the prompt is one text, so promptfoo's context.prompt is the user message
   // Files the checks run, by their name in suite/ (a javascript grader file).
   std::map<std::string, std::string>* suite_files = nullptr;
+  bool weights_count = false; // inside a threshold's share: weights are kept, not noted as dropped
+  // The chosen provider is given tools: a reply may be tool calls, which
+  // promptfoo's text assertions then read as JSON (OpenAI: the calls, or
+  // the whole message with its text; Anthropic: each block's JSON after the
+  // text).
+  enum class Tools { none, openai, anthropic } tools = Tools::none;
 };
 
 // The scripts a python or javascript assertion's check runs (written to suite/).
@@ -63,6 +69,14 @@ inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
 extern const std::string_view k_javascript_runner;
 inline constexpr const char* k_javascript_runner_name = "promptfoo_javascript.mjs";
 std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
+
+// Assertions scored together against a threshold (a test's `threshold`, an
+// assert-set's) as one `weighted` check with their weights, or nullopt with
+// `why`: promptfoo's share is exact only over assertions it scores 1 or 0.
+// Without `threshold`, every assertion of a weight above 0 must pass.
+std::optional<boost::json::object> weighted_checks(const std::vector<const Node*>& asserts,
+                                                   const Node* threshold, const AssertContext& ctx,
+                                                   Findings& findings, std::string& why);
 
 // A python (or javascript) assertion as a script check running a generated
 // runner (code_asserts.cpp), or nullopt with `why` set. `what` names the

@@ -405,6 +405,8 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
   const std::vector<Test> tests = read_tests(root, rctx);
   AssertContext actx;
   actx.anthropic = model && model->provider == "anthropic";
+  if (model && (model->extra.contains("tools") || model->extra.contains("functions")))
+    actx.tools = actx.anthropic ? AssertContext::Tools::anthropic : AssertContext::Tools::openai;
   actx.read = &rctx;
   actx.text_prompt = chosen_prompt->text;
   std::set<int> runners;
@@ -426,9 +428,36 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     actx.js_vars = &t.js_vars;
     actx.rubric_prompt = t.rubric_prompt;
     bj::array checks;
-    for (const Node& a : asserts->items) {
-      ++out.assertions;
-      if (auto c = map_assert(a, actx, findings)) checks.push_back(std::move(*c));
+    out.assertions += asserts->items.size();
+    // A test threshold passes the test on a share of its assertions' weights:
+    // one weighted check, when promptfoo's share can be computed exactly.
+    std::optional<bj::object> scored;
+    const Node* threshold = t.node.get("threshold");
+    if (threshold != nullptr && !to_json(*threshold).is_number()) {
+      // promptfoo reads a threshold only when it is a number.
+      findings.note_at(*threshold, "threshold " + describe(*threshold),
+                       "ignored, as promptfoo ignores a threshold that is not a number: every assertion "
+                       "must pass");
+      threshold = nullptr;
+    }
+    if (threshold != nullptr) {
+      std::vector<const Node*> items;
+      for (const Node& a : asserts->items)
+        items.push_back(&a);
+      std::string why;
+      scored = weighted_checks(items, threshold, actx, findings, why);
+      if (!scored)
+        findings.unmapped_at(
+            *threshold, "threshold " + describe(*threshold),
+            "not kept (" + why +
+                "); each assertion is a check of its own, and the case passes only when every "
+                "one does");
+    }
+    if (scored) {
+      checks.push_back(std::move(*scored));
+    } else {
+      for (const Node& a : asserts->items)
+        if (auto c = map_assert(a, actx, findings)) checks.push_back(std::move(*c));
     }
     const Node* description = t.node.get("description");
     const std::string label = description != nullptr && description->is_scalar() ? description->text : "";

@@ -172,7 +172,7 @@ private:
           // empty cell, "0" or text set no threshold.
           const double v = std::strtod(cell.c_str(), nullptr);
           if (v != 0 && !std::isnan(v)) {
-            entry(t, "threshold") = scalar_node(cell, file, row.line);
+            entry(t, "threshold") = scalar_node(js_number_string(v), file, row.line);
             entry(t, "threshold").quoted = false;
           }
         } else if (col == "__providerOutput") {
@@ -390,11 +390,8 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
               left_out = true;
             }
           }
-        } else if (key == "threshold") {
-          ctx.findings->unmapped_at(
-              value, "threshold " + describe(value),
-              "a pass mark on the weighted score; a gate case passes when every check passes");
         } else {
+          // threshold too: the import scores the test's checks against it.
           entry(merged, key) = value;
         }
       }

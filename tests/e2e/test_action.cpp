@@ -502,8 +502,8 @@ TEST_CASE(
   Step key = run_step(tmp.path(), "cache-key", env);
   struct utsname u {};
   ::uname(&u);
-  CHECK(std::regex_match(key.outputs["key"],
-                         std::regex(std::string("gate-build-Linux-") + u.machine + "-[0-9a-f]{16}")));
+  CHECK(std::regex_match(key.outputs["key"], std::regex(std::string("gate-build-Linux-") + u.machine +
+                                                        "-debian-12-[0-9a-f]{16}")));
   CHECK(run_step(tmp.path(), "cache-key", env).outputs["key"] == key.outputs["key"]);
 
   Step build = run_step(tmp.path(), "build", env);

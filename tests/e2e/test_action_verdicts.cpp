@@ -8,9 +8,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gate/util/sha256.hpp>
+#include <gate/util/text.hpp>
 
 #include "action_step.hpp"
 #include "harness.hpp"
@@ -63,8 +67,10 @@ TEST_CASE("a passing check sets every output from the verdict JSON, the summary 
   CHECK(number(s.outputs["regressed"]) == verdict_value(verdict, "", "regressed"));
   CHECK(s.outputs["success-rate"].rfind("78.0", 0) == 0); // the demo's 78.0%
   CHECK(s.outputs["report-path"] == ".gate/ci/report.json");
-  // Named after the config, so that two gates in one workflow do not clash.
-  CHECK(s.outputs["artifact-name"] == "gate-report-demo-gate");
+  // Named after the config, so that two gates in one workflow do not clash:
+  // demo/gate.yaml has a / the name cannot keep, so its hash follows.
+  CHECK(s.outputs["artifact-name"] ==
+        "gate-report-demo-gate-" + gate::sha256_hex("demo/gate.yaml").substr(0, 8));
   CHECK(lines(s.outputs["artifact-paths"]) ==
         std::vector<std::string>{".gate/ci/report.json", ".gate/ci/report.md", ".gate/ci/report.xml",
                                  ".gate/ci/verdict.md", ".gate/ci/verdict.json", ".gate/ci/verdict.html",
@@ -352,7 +358,9 @@ TEST_CASE("shards write partial reports; the reports input merges and gates them
                        {"INPUT_OUT_DIR", "shards/" + std::to_string(i)}});
     INFO(s.out << s.err);
     CHECK(s.outputs["verdict"] == "partial");
-    CHECK(s.outputs["artifact-name"] == "gate-report-demo-gate-shard-" + std::to_string(i) + "-of-2");
+    CHECK(s.outputs["artifact-name"] == "gate-report-demo-gate-" +
+                                            gate::sha256_hex("demo/gate.yaml").substr(0, 8) + "-shard-" +
+                                            std::to_string(i) + "-of-2");
     CHECK(s.outputs["report-path"] == "shards/" + std::to_string(i) + "/report.json");
   }
   Step merged = run_step(tmp.path(), "check",
@@ -363,4 +371,31 @@ TEST_CASE("shards write partial reports; the reports input merges and gates them
   CHECK(merged.outputs["verdict"] == "pass");
   CHECK(has(merged.out, "merged 2 of 2 shards"));
   CHECK(merged.outputs["report-path"] == ".gate/ci/report.json");
+}
+
+TEST_CASE("artifact names: one per config, however alike the paths") {
+  TempDir tmp;
+  const std::string run_sh = gate::shell_quote((source_dir() / "action" / "run.sh").string());
+  auto name = [&](const std::string& config, const std::string& shard = "") {
+    // The function alone, from run.sh, under bash as the action runs it.
+    const std::string script = "eval \"$(sed -n '/^artifact_name() {/,/^}/p' " + run_sh +
+                               ")\"; artifact_name " + gate::shell_quote(config) + " " +
+                               gate::shell_quote(shard);
+    Result r = sh(tmp.path(), "bash -c " + gate::shell_quote(script));
+    REQUIRE(r.exit_code == 0);
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const auto hash = [](const std::string& s) { return gate::sha256_hex(s).substr(0, 8); };
+  CHECK(name("gate.yaml") == "gate-report");
+  CHECK(name("./gate.yaml") == "gate-report");
+  CHECK(name("demo-gate.yaml") == "gate-report-demo-gate");
+  CHECK(name("demo/gate.yaml") == "gate-report-demo-gate-" + hash("demo/gate.yaml"));
+  CHECK(name("demo gate.yaml") == "gate-report-demo-gate-" + hash("demo gate.yaml"));
+  CHECK(name("demo-gate.yml") == "gate-report-demo-gate.yml-" + hash("demo-gate.yml"));
+  CHECK(name("evals/b.yaml", "2/4") == "gate-report-evals-b-" + hash("evals/b.yaml") + "-shard-2-of-4");
+  std::set<std::string> names;
+  for (const char* c :
+       {"gate.yaml", "demo-gate.yaml", "demo/gate.yaml", "demo gate.yaml", "demo-gate", "demo-gate.yml"})
+    names.insert(name(c));
+  CHECK(names.size() == 6);
 }

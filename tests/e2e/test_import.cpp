@@ -111,8 +111,10 @@ TEST_CASE(
           "tests/more.yaml:17: assert \"python\": a grader file, which promptfoo calls with its context "
           "(vars, "
           "prompt, test); gate import maps inline code that reads only output",
-          "tests/more.yaml:23: threshold \"0.5\": a pass mark on the weighted score; a gate case passes when "
-          "every check passes",
+          "tests/more.yaml:23: threshold \"0.5\": not kept (a \"javascript\" assertion inside, which "
+          "promptfoo "
+          "scores from 0 to 1 where gate's check passes or fails); each assertion is a check of its own, and "
+          "the case passes only when every one does",
           "tests/more.yaml:27: options.provider: not carried over: gate grades llm_judge with judge.model "
           "and "
           "its own prompt",

@@ -339,7 +339,7 @@ TEST_CASE("parse errors name where and what was expected") {
             "unknown check type \"contain\" (known: equals, contains, icontains, not_contains, starts_with, "
             "contains_any, contains_all, regex, json, number, length, llm_judge, any_of, all_of, similar, "
             "refusal, finish_reason, tool_called, tool_args, no_tool_call, tool_order, latency_ms, cost, "
-            "json_schema, script)"));
+            "json_schema, script, weighted, tool_calls)"));
   CHECK(has(e, "; did you mean \"contains\"?"));
   CHECK(has(parse_error(R"({"type":"regexp","value":"x"})"), "; did you mean \"regex\"?"));
   CHECK_FALSE(has(parse_error(R"({"type":"zzzzzzzz","value":"x"})"), "did you mean"));

@@ -96,6 +96,57 @@ TEST_CASE("groups refuse agent checks, the judge and malformed members") {
             .values[0] == "Paris");
 }
 
+TEST_CASE("weighted: the share of passing weight against a threshold, as promptfoo scores a test") {
+  // contains a (passes, weight 2) and contains z (fails, weight 1): 2 / 3.
+  const std::string pair =
+      R"("checks": [{"type": "contains", "value": "a"}, {"type": "contains", "value": "z"}],
+                               "weights": [2, 1])";
+  CHECK(mk(R"({"type": "weighted", )" + pair + "}").label == "weighted(contains, contains)");
+  CHECK(on(R"({"type": "weighted", "threshold": 0.6, )" + pair + "}", "abc").passed);
+  CHECK(on(R"({"type": "weighted", "threshold": 0.6666666666666666, )" + pair + "}", "abc").passed);
+  Result r = on(R"({"type": "weighted", "threshold": 0.7, )" + pair + "}", "abc");
+  CHECK_FALSE(r.passed);
+  CHECK_FALSE(r.errored);
+  CHECK(r.detail == "expected a weighted share of at least 0.7; it is 0.667 (failed: contains: expected to "
+                    "contain \"z\"; the answer is \"abc\")");
+  // Without a threshold every check of a weight above 0 passes: a weight-0
+  // failure does not count, as promptfoo passes a weight-0 assertion.
+  r = on(R"({"type": "weighted", )" + pair + "}", "abc");
+  CHECK_FALSE(r.passed);
+  CHECK(has(r.detail, "expected every check of a weight above 0 to pass; contains: expected to contain"));
+  CHECK(on(R"({"type": "weighted", "checks": [{"type": "contains", "value": "a"},
+                {"type": "contains", "value": "z"}], "weights": [1, 0]})",
+           "abc")
+            .passed);
+  // A weighted check inside adds its share: inner (1 + 0) / 2 = 0.5 (and
+  // fails: no threshold); outer (0.5 + 1) / 2 = 0.75.
+  const std::string nested = R"({"type": "weighted", "threshold": 0.75, "checks": [
+      {"type": "weighted", "checks": [{"type": "contains", "value": "a"}, {"type": "contains", "value": "z"}]},
+      {"type": "contains", "value": "b"}]})";
+  CHECK(on(nested, "ab").passed);
+  r = on(nested, "a");
+  CHECK_FALSE(r.passed);
+  CHECK(has(r.detail, "expected a weighted share of at least 0.75; it is 0.25"));
+  // No weight at all is a share of 0.
+  const std::string zero = R"("checks": [{"type": "contains", "value": "a"}], "weights": [0])";
+  CHECK(on(R"({"type": "weighted", "threshold": 0, )" + zero + "}", "x").passed);
+  CHECK_FALSE(on(R"({"type": "weighted", "threshold": 0.1, )" + zero + "}", "a").passed);
+  // An errored member makes the group errored, whatever the share.
+  r = on(R"({"type": "weighted", "threshold": 0.1, "checks": [{"type": "contains", "value": "a"},
+            {"type": "finish_reason", "equals": "stop"}]})",
+         "a");
+  CHECK(r.errored);
+  CHECK(r.detail == "finish_reason: the reply has no finish reason");
+  // Bad weights and thresholds are suite errors.
+  CHECK_THROWS_WITH_AS(mk(R"({"type": "weighted", "checks": [{"type": "refusal"}], "weights": [1, 2]})"),
+                       doctest::Contains("\"weights\" must be an array of 1 numbers, one per check"),
+                       gate::Error);
+  CHECK_THROWS_WITH_AS(mk(R"({"type": "weighted", "checks": [{"type": "refusal"}], "weights": [-1]})"),
+                       doctest::Contains("\"weights[0]\" must be a number >= 0"), gate::Error);
+  CHECK_THROWS_WITH_AS(mk(R"({"type": "weighted", "checks": [{"type": "refusal"}], "threshold": 1.5})"),
+                       doctest::Contains("\"threshold\" must be from 0 to 1"), gate::Error);
+}
+
 TEST_CASE("levenshtein similarity: 1 - distance / longer length, in code points") {
   // kitten -> sitting: 3 edits (k->s, e->i, +g), longer 7: 1 - 3/7 = 4/7.
   CHECK(similarity(Similarity::levenshtein, "kitten", "sitting") == doctest::Approx(4.0 / 7));

@@ -86,6 +86,28 @@ TEST_CASE("tool_args: the first call of the name, through the json check's path 
   CHECK(x.detail == "expected the arguments of \"f\" to be JSON; they are \"{not json\"");
 }
 
+TEST_CASE("tool_calls: a text check on the first response's calls as canonical JSON") {
+  const Reply r = calls({{"get_weather", R"({"days":3,"city":"Paris"})"}, {"f", "{not json"}});
+  // Arguments parsed (keys sorted), or kept as text when they are not JSON.
+  CHECK(evaluate(mk(R"({"type": "tool_calls", "check": {"type": "equals", "value":
+          "[{\"arguments\":{\"city\":\"Paris\",\"days\":3},\"name\":\"get_weather\"},{\"arguments\":\"{not json\",\"name\":\"f\"}]"}})"),
+                 r)
+            .passed);
+  CHECK(evaluate(mk(R"({"type": "tool_calls", "check": {"type": "contains", "value": "Paris"}})"), r).passed);
+  CHECK(evaluate(mk(R"({"type": "tool_calls", "check": {"type": "json"}})"), r).passed);
+  Result x = evaluate(mk(R"({"type": "tool_calls", "check": {"type": "contains", "value": "Rome"}})"), r);
+  CHECK_FALSE(x.passed);
+  CHECK(x.detail.starts_with("expected to contain \"Rome\"; the tool calls' JSON "));
+  // No call: the text is [].
+  Reply none;
+  none.text = "Paris";
+  CHECK(evaluate(mk(R"({"type": "tool_calls", "check": {"type": "equals", "value": "[]"}})"), none).passed);
+  // A reply check on text alone (an agent's stdout) is errored; the inner check must be a text check.
+  CHECK(evaluate(mk(R"({"type": "tool_calls", "check": {"type": "json"}})"), "x", "stdout").errored);
+  CHECK_THROWS_WITH_AS(mk(R"({"type": "tool_calls", "check": {"type": "no_tool_call"}})"),
+                       doctest::Contains("\"check\" must be a text check"), gate::Error);
+}
+
 TEST_CASE("tool_order: equals, starts_with, contains in order") {
   const Reply r = calls({{"search", "{}"}, {"fetch", "{}"}, {"answer", "{}"}});
   CHECK(evaluate(mk(R"({"type": "tool_order", "equals": ["search", "fetch", "answer"]})"), r).passed);

@@ -44,6 +44,10 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
       // promptfoo's startsWith is on the answer as it came: a regex anchored at the start.
       {"type: starts-with\nvalue: Yes", R"({"pattern":"^Yes","type":"regex"})"},
       {"type: starts-with\nvalue: 'a.b (c)?'", R"({"pattern":"^a\\.b\\ \\(c\\)\\?","type":"regex"})"},
+      // An assert-set with a threshold: its share of weights, weight 0 left out.
+      {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: contains\n    value: a\n    weight: 3\n"
+       "  - type: regex\n    value: b\n  - type: contains\n    value: c\n    weight: 0",
+       R"({"checks":[{"type":"contains","value":"a"},{"pattern":"b","type":"regex"}],"threshold":0.5,"type":"weighted","weights":[3,1]})"},
       {"type: javascript\nvalue: output.length < 10",
        R"({"argv":["node","promptfoo_javascript.mjs","--","output.length < 10"],"type":"script"})"},
       {"type: not-javascript\nvalue: output.length\nthreshold: 3",
@@ -145,6 +149,37 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("with tools, text assertions also read the tool calls, as promptfoo reads them as JSON") {
+  auto with_tools = [](const std::string& yaml, AssertContext::Tools tools, Findings& f) {
+    AssertContext ctx{&k_vars, tools == AssertContext::Tools::anthropic};
+    ctx.tools = tools;
+    auto c = map_assert(read_yaml(yaml, "t.yaml", false), ctx, f);
+    return c ? gate::json::canonical(*c) : "unmapped: " + f.unmapped.at(0).reason;
+  };
+  using T = AssertContext::Tools;
+  Findings f;
+  CHECK(
+      with_tools("type: contains\nvalue: Paris", T::openai, f) ==
+      R"({"checks":[{"type":"contains","value":"Paris"},{"check":{"type":"contains","value":"Paris"},"type":"tool_calls"}],"type":"any_of"})");
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].reason.find("the provider has tools") != std::string::npos);
+  CHECK(
+      with_tools("type: not-contains\nvalue: x", T::openai, f) ==
+      R"({"not":{"checks":[{"type":"contains","value":"x"},{"check":{"type":"contains","value":"x"},"type":"tool_calls"}],"type":"any_of"}})");
+  CHECK(with_tools("type: is-json", T::openai, f) ==
+        R"({"checks":[{"type":"json"},{"not":{"type":"no_tool_call"}}],"type":"any_of"})");
+  CHECK(with_tools("type: contains-json", T::openai, f) ==
+        R"({"checks":[{"find":"anywhere","type":"json"},{"not":{"type":"no_tool_call"}}],"type":"any_of"})");
+  Findings g;
+  CHECK(with_tools("type: is-json\nvalue: {type: object}", T::openai, g).find("applies the schema") !=
+        std::string::npos);
+  Findings h;
+  CHECK(with_tools("type: is-json", T::anthropic, h).find("each block's JSON") != std::string::npos);
+  // Without tools, nothing changes.
+  Findings i;
+  CHECK(with_tools("type: contains\nvalue: Paris", T::none, i) == R"({"type":"contains","value":"Paris"})");
+}
+
 TEST_CASE("assertions gate cannot check faithfully are unmapped, never approximated") {
   const std::vector<std::pair<std::string, std::string>> table = {
       {"type: ruby\nvalue: output.length < 10", "runs code inside promptfoo"},
@@ -181,8 +216,10 @@ TEST_CASE("assertions gate cannot check faithfully are unmapped, never approxima
       {"type: word-count\nvalue: many", "expected a number or {min, max}"},
       {"type: is-json\nvalue: file://schema.json", "a schema in a file"},
       {"type: is-json\nvalue: '{\"type\": '", "the schema text does not parse: t.yaml:1:"},
-      {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: contains\n    value: a",
-       "a threshold on a share"},
+      {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: python\n    value: 'True'",
+       "a \"python\" assertion inside, which promptfoo scores from 0 to 1"},
+      {"type: assert-set\nthreshold: 1.5\nassert:\n  - type: contains\n    value: a",
+       "threshold \"1.5\": expected a number from 0 to 1"},
       {"type: assert-set\nassert:\n  - type: ruby\n    value: 'true'",
        "an assertion inside cannot be mapped"},
       {"type: regex\nvalue: '(?=a)b'", "lookaround"},

@@ -223,8 +223,10 @@ tests:
           "Anthropic's "
           "and Azure OpenAI's APIs, and OpenAI-compatible servers given by apiBaseUrl",
           "promptfooconfig.yaml:12: key \"scenarios\": not carried over by gate import",
-          "promptfooconfig.yaml:16: threshold \"0.8\": a pass mark on the weighted score; a gate case passes "
-          "when every check passes",
+          "promptfooconfig.yaml:16: threshold \"0.8\": not kept (a \"ruby\" assertion inside, which "
+          "promptfoo "
+          "scores from 0 to 1 where gate's check passes or fails); each assertion is a check of its own, and "
+          "the case passes only when every one does",
           "promptfooconfig.yaml:17: options.provider: not carried over: gate grades llm_judge with "
           "judge.model "
           "and its own prompt",
@@ -447,6 +449,32 @@ TEST_CASE("files outside the config's directory are refused unless allowed, and 
   spit(d / "in.yaml", "prompts: ['file://prompts/p.txt']\n" + tests);
   CHECK(import_promptfoo(d / "in.yaml", "x").files_read ==
         std::vector<std::string>{"in.yaml", "prompts/p.txt"});
+}
+
+TEST_CASE(
+    "a test threshold, from YAML or a CSV __threshold, scores the test's checks as one weighted check") {
+  TempDir tmp;
+  const fs::path d = tmp.path();
+  spit(d / "t.csv", "q,__expected1,__expected2,__threshold\nx,contains:x,contains:zz,0.5\ny,contains:y,,\n");
+  spit(d / "c.yaml", "prompts: ['{{q}}']\ntests: file://t.csv\n");
+  const Import im = import_promptfoo(d / "c.yaml", "x");
+  REQUIRE(im.failure.empty());
+  const auto cs = cases(im);
+  REQUIRE(cs.size() == 2);
+  CHECK(
+      gate::json::canonical(cs[0].at("checks")) ==
+      R"([{"checks":[{"type":"contains","value":"x"},{"type":"contains","value":"zz"}],"threshold":0.5,"type":"weighted","weights":[1,1]}])");
+  CHECK(gate::json::canonical(cs[1].at("checks")) == R"([{"type":"contains","value":"y"}])");
+  for (const auto& line : lines(im.unmapped))
+    CHECK(line.find("threshold") == std::string::npos);
+  // A threshold promptfoo ignores (text) is ignored, noted.
+  spit(d / "s.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n    threshold: '0.5'\n"
+                     "    assert: [{type: contains, value: a}, {type: contains, value: b}]\n");
+  const Import s = import_promptfoo(d / "s.yaml", "x");
+  CHECK(gate::json::canonical(cases(s).at(0).at("checks")) ==
+        R"([{"type":"contains","value":"a"},{"type":"contains","value":"b"}])");
+  REQUIRE(s.notes.size() == 1);
+  CHECK(s.notes[0].reason.starts_with("ignored, as promptfoo ignores a threshold that is not a number"));
 }
 
 TEST_CASE("untrusted text in findings is escaped: no control byte reaches the report") {
