@@ -337,10 +337,15 @@ struct Mapper {
       std::string name = *v;
       for (char& c : name)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-      const std::vector<std::string> raw = ctx.anthropic ? anthropic_finish_reasons(name)
-                                           : name == "tool_calls"
-                                               ? std::vector<std::string>{"tool_calls", "function_call"}
-                                               : std::vector<std::string>{name};
+      const std::vector<std::string> raw = provider_finish_reasons(name, ctx.anthropic);
+      if (raw.empty()) {
+        why = "promptfoo compares the finish reason after naming it its own way (" +
+              std::string(ctx.anthropic ? "Anthropic's end_turn is \"stop\""
+                                        : "OpenAI's are stop, length, ...") +
+              "), and never names one " + quote_excerpt(*v) + ": the assertion " +
+              (negated ? "passes" : "fails") + " on every reply with a finish reason";
+        return std::nullopt;
+      }
       if (raw.size() == 1) return bj::object{{"type", "finish_reason"}, {"equals", raw.front()}};
       bj::array any;
       for (const auto& r : raw)

@@ -118,9 +118,11 @@ std::optional<std::string> js_scalar_text(const Node& n);
 // trimmed, empty ones dropped, a "quoted value" keeping its commas (\" and
 // "" inside). nullopt with `why` when promptfoo refuses the text.
 std::optional<std::vector<std::string>> js_comma_values(std::string_view s, std::string& why);
-// The Anthropic stop_reason values promptfoo reports as `promptfoo_name`
-// (its normalizeFinishReason: end_turn and stop_sequence are "stop", ...).
-std::vector<std::string> anthropic_finish_reasons(const std::string& promptfoo_name);
+// Each finish reason the provider sends that promptfoo reports as `name`
+// (its normalizeFinishReason: Anthropic's end_turn and stop_sequence are
+// "stop", OpenAI's function_call "tool_calls", ...); none for a name it never
+// reports for that provider (end_turn: promptfoo reports it as "stop").
+std::vector<std::string> provider_finish_reasons(const std::string& name, bool anthropic);
 
 // A CSV cell of an __expected column as promptfoo reads it: "type:value",
 // "type(threshold):value", "not-type:...", "grade:..." or else an equals.

@@ -1,5 +1,6 @@
 #include <gate/importer/detail.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -102,13 +103,39 @@ std::optional<std::vector<std::string>> js_comma_values(std::string_view s, std:
   return out;
 }
 
-std::vector<std::string> anthropic_finish_reasons(const std::string& promptfoo_name) {
-  // promptfoo's normalizeFinishReason, read backwards for Anthropic's stop_reason.
-  if (promptfoo_name == "stop") return {"end_turn", "stop_sequence"};
-  if (promptfoo_name == "length") return {"max_tokens"};
-  if (promptfoo_name == "tool_calls") return {"tool_use"};
-  if (promptfoo_name == "content_filter") return {"refusal"};
-  return {promptfoo_name};
+std::vector<std::string> provider_finish_reasons(const std::string& name, bool anthropic) {
+  // promptfoo's normalizeFinishReason: these provider values get another
+  // name; any other value keeps its own.
+  static const std::vector<std::pair<std::string, std::string>> k_names = {
+      {"stop", "stop"},
+      {"length", "length"},
+      {"content_filter", "content_filter"},
+      {"tool_calls", "tool_calls"},
+      {"function_call", "tool_calls"},
+      {"end_turn", "stop"},
+      {"stop_sequence", "stop"},
+      {"max_tokens", "length"},
+      {"tool_use", "tool_calls"},
+      {"refusal", "content_filter"},
+      {"pause_turn", "pause_turn"}};
+  // The values each provider sends (OpenAI's finish_reason, Anthropic's stop_reason).
+  static const std::vector<std::string> k_openai = {"stop", "length", "content_filter", "tool_calls",
+                                                    "function_call"};
+  static const std::vector<std::string> k_anthropic = {"end_turn", "stop_sequence", "max_tokens",
+                                                       "tool_use", "refusal",       "pause_turn"};
+  auto normalized = [&](const std::string& raw) {
+    for (const auto& [from, to] : k_names)
+      if (from == raw) return to;
+    return raw;
+  };
+  std::vector<std::string> candidates = anthropic ? k_anthropic : k_openai;
+  const bool named =
+      std::any_of(k_names.begin(), k_names.end(), [&](const auto& p) { return p.first == name; });
+  if (!named) candidates.push_back(name); // a value promptfoo does not rename is its own name
+  std::vector<std::string> out;
+  for (const auto& raw : candidates)
+    if (normalized(raw) == name) out.push_back(raw);
+  return out;
 }
 
 } // namespace gate::importer::detail

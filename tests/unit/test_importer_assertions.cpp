@@ -223,6 +223,11 @@ TEST_CASE("assertions gate cannot check faithfully are unmapped, never approxima
       {"type: assert-set\nassert:\n  - type: ruby\n    value: 'true'",
        "an assertion inside cannot be mapped"},
       {"type: regex\nvalue: '(?=a)b'", "lookaround"},
+      // promptfoo names OpenAI's and Anthropic's reasons its own way first.
+      {"type: finish-reason\nvalue: end_turn",
+       "never names one \"end_turn\": the assertion fails on every reply"},
+      {"type: not-finish-reason\nvalue: pause_turn",
+       "the assertion passes on every reply with a finish reason"},
   };
   for (const auto& [yaml_text, reason] : table) {
     const std::string& yaml = yaml_text; // clang 14 captures no structured binding
