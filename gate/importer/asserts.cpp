@@ -130,6 +130,18 @@ bool tool_call_view(const std::string& type, bj::object& check, const AssertCont
   return true;
 }
 
+// An assertion's `weight` (1 when absent), or nullopt with `why`.
+std::optional<double> assertion_weight(const Node& a, std::string& why) {
+  const Node* w = a.is_map() ? a.get("weight") : nullptr;
+  if (w == nullptr) return 1.0;
+  const bj::value v = to_json(*w);
+  if (!v.is_number() || v.to_number<double>() < 0) {
+    why = "weight " + describe(*w) + ": expected a number of at least 0";
+    return std::nullopt;
+  }
+  return v.to_number<double>();
+}
+
 // One assertion of a group (assert-set, a test's threshold) as its check,
 // or nullopt with `why`: a group holds every member or is not carried over.
 std::optional<bj::object> group_member(const Node& item, const AssertContext& ctx, Findings& findings,
@@ -405,9 +417,17 @@ struct Mapper {
     }
     bj::array checks;
     for (const Node& item : inner->items) {
+      // promptfoo passes a weight-0 member whatever the answer.
+      const auto w = assertion_weight(item, why);
+      if (!w) return std::nullopt;
+      if (*w == 0) continue;
       auto c = group_member(item, ctx, findings, why);
       if (!c) return std::nullopt;
       checks.push_back(std::move(*c));
+    }
+    if (checks.empty()) {
+      why = "every assertion inside has weight 0, which promptfoo passes whatever the answer";
+      return std::nullopt;
     }
     return bj::object{{"type", "all_of"}, {"checks", std::move(checks)}};
   }
@@ -493,14 +513,14 @@ std::optional<bj::object> map_assert(const Node& a, const AssertContext& ctx, Fi
       check = bj::object{{"not", std::move(*check)}};
   }
   if (const Node* w = a.get("weight")) {
-    const bj::value v = to_json(*w);
+    std::string why;
+    const auto weight = assertion_weight(a, why);
+    if (!weight) return give_up(why);
     // promptfoo passes a weight-0 assertion whatever the answer (runAssertion).
-    if (!v.is_number() || v.to_number<double>() < 0)
-      return give_up("weight " + describe(*w) + ": expected a number of at least 0");
-    if (v.to_number<double>() == 0)
+    if (*weight == 0)
       return give_up(
           "weight 0: promptfoo passes this assertion whatever the answer, so there is nothing to check");
-    if (v.to_number<double>() != 1 && !ctx.weights_count)
+    if (*weight != 1 && !ctx.weights_count)
       findings.note_at(a, m.what,
                        "weight " + describe(*w) +
                            " dropped: it weighs promptfoo's score, not whether the test passes (a failed "
@@ -560,21 +580,14 @@ std::optional<bj::object> weighted_checks(const std::vector<const Node*>& assert
             " assertion inside, which promptfoo scores from 0 to 1 where gate's check passes or fails";
       return std::nullopt;
     }
-    double w = 1;
-    if (const Node* wn = a->is_map() ? a->get("weight") : nullptr) {
-      const bj::value v = to_json(*wn);
-      if (!v.is_number() || v.to_number<double>() < 0) {
-        why = "weight " + describe(*wn) + ": expected a number of at least 0";
-        return std::nullopt;
-      }
-      w = v.to_number<double>();
-    }
+    const auto w = assertion_weight(*a, why);
+    if (!w) return std::nullopt;
     // A weight-0 assertion adds nothing to the share, and promptfoo passes it.
-    if (w == 0) continue;
+    if (*w == 0) continue;
     auto c = group_member(*a, inner, findings, why);
     if (!c) return std::nullopt;
     checks.push_back(std::move(*c));
-    weights.push_back(w);
+    weights.push_back(*w);
   }
   if (checks.empty()) {
     why = "every assertion inside has weight 0";

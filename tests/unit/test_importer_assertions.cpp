@@ -48,6 +48,10 @@ TEST_CASE("every assertion kind gate has a check for maps to exactly that check"
       {"type: assert-set\nthreshold: 0.5\nassert:\n  - type: contains\n    value: a\n    weight: 3\n"
        "  - type: regex\n    value: b\n  - type: contains\n    value: c\n    weight: 0",
        R"({"checks":[{"type":"contains","value":"a"},{"pattern":"b","type":"regex"}],"threshold":0.5,"type":"weighted","weights":[3,1]})"},
+      // A weight-0 member of an assert-set passes in promptfoo: nothing to check.
+      {"type: assert-set\nassert:\n  - type: contains\n    value: a\n  - type: contains\n    value: z\n"
+       "    weight: 0",
+       R"({"checks":[{"type":"contains","value":"a"}],"type":"all_of"})"},
       {"type: javascript\nvalue: output.length < 10",
        R"({"argv":["node","promptfoo_javascript.mjs","--","output.length < 10"],"type":"script"})"},
       {"type: not-javascript\nvalue: output.length\nthreshold: 3",
