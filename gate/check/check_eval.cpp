@@ -72,6 +72,10 @@ std::string show_number(double d) {
   return out;
 }
 
+std::string show_rounded(double d) {
+  return show_number(static_cast<double>(static_cast<long long>(d * 1000 + 0.5)) / 1000);
+}
+
 // Values may come from the answer, so they are redacted like snippets.
 std::string show_json(const boost::json::value& v) {
   std::string text = redact(json::canonical(v));

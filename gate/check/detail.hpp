@@ -19,6 +19,8 @@ std::string snippet(std::string_view text);
 // `<subject> is "<text>"`, or `<subject> starts with "<text>..."` when cut.
 std::string what_came(std::string_view subject, std::string_view text);
 std::string show_number(double d);
+// A score in [0, 1] to three decimals, for details (the comparison is on the exact value).
+std::string show_rounded(double d);
 std::string show_json(const boost::json::value& v); // canonical, redacted, cut
 std::string quoted_list(const std::vector<std::string>& values);
 // Text as written, redacted, cut at `limit` bytes, control bytes as \xHH,

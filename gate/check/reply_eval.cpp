@@ -75,8 +75,7 @@ Share weighted_share(const Check& c, const Reply& reply, std::string_view subjec
     }
   }
   out.score = total > 0 ? sum / total : 0;
-  const std::string share =
-      show_number(static_cast<double>(static_cast<long long>(out.score * 1000 + 0.5)) / 1000);
+  const std::string share = show_rounded(out.score);
   if (c.pass_share) {
     out.passed = out.score >= *c.pass_share;
     if (!out.passed)
@@ -88,14 +87,19 @@ Share weighted_share(const Check& c, const Reply& reply, std::string_view subjec
   return out;
 }
 
+// A tool call's arguments as JSON; `ec` set when they are not JSON.
+boost::json::value parse_arguments(const ToolCall& tc, boost::system::error_code& ec) {
+  boost::json::parse_options opts;
+  opts.max_depth = 64;
+  return boost::json::parse(tc.arguments, ec, {}, opts);
+}
+
 // The first response's tool calls as the tool_calls check reads them.
 std::string tool_calls_json(const Reply& reply) {
   boost::json::array calls;
   for (const auto& tc : reply.tool_calls) {
     boost::system::error_code ec;
-    boost::json::parse_options opts;
-    opts.max_depth = 64;
-    boost::json::value args = boost::json::parse(tc.arguments, ec, {}, opts);
+    boost::json::value args = parse_arguments(tc, ec);
     if (ec) args = boost::json::string(tc.arguments);
     calls.push_back(boost::json::object{{"name", tc.name}, {"arguments", std::move(args)}});
   }
@@ -116,9 +120,7 @@ std::string tool_args_failure(const Check& c, const Reply& reply) {
   if (it == reply.tool_calls.end())
     return "expected a call to " + snippet(name) + "; the first response's " + tool_names(reply);
   boost::system::error_code ec;
-  boost::json::parse_options opts;
-  opts.max_depth = 64;
-  const boost::json::value args = boost::json::parse(it->arguments, ec, {}, opts);
+  const boost::json::value args = parse_arguments(*it, ec);
   if (ec)
     return "expected the arguments of " + snippet(name) + " to be JSON; they are " + snippet(it->arguments);
   const std::string f = json_paths_failure(c, args);
@@ -198,8 +200,7 @@ std::string extra_failure(const Check& c, const Reply& reply, std::string_view s
     if (s >= c.number) return "";
     return "expected " + std::string(c.method == Similarity::rouge_l ? "ROUGE-L F1" : "similarity") + " to " +
            snippet(c.values.front()) + " of at least " + show_number(c.number) + "; it is " +
-           show_number(static_cast<double>(static_cast<long long>(s * 1000 + 0.5)) / 1000) + " (" +
-           what_came(subject, reply.text) + ")";
+           show_rounded(s) + " (" + what_came(subject, reply.text) + ")";
   }
   case Type::refusal: {
     if (reply.refused)

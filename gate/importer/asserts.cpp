@@ -142,20 +142,39 @@ std::optional<double> assertion_weight(const Node& a, std::string& why) {
   return v.to_number<double>();
 }
 
-// One assertion of a group (assert-set, a test's threshold) as its check,
-// or nullopt with `why`: a group holds every member or is not carried over.
-std::optional<bj::object> group_member(const Node& item, const AssertContext& ctx, Findings& findings,
-                                       std::string& why) {
-  Findings local;
-  auto c = map_assert(item, ctx, local);
-  for (auto& n : local.notes)
-    findings.notes.push_back(std::move(n));
-  if (!c || c->contains("rubric")) {
-    why = c ? "an llm-rubric inside; gate's groups hold no llm_judge"
-            : "an assertion inside cannot be mapped (" + local.unmapped.front().reason + ")";
+// The members of a group (an assert-set, a test's threshold) as checks with
+// their weights, a weight-0 member left out (promptfoo passes it whatever
+// the answer), or nullopt with `why`: a group holds every member or is not
+// carried over.
+struct Members {
+  bj::array checks;
+  bj::array weights;
+};
+
+std::optional<Members> group_members(const std::vector<const Node*>& items, const AssertContext& ctx,
+                                     Findings& findings, std::string& why) {
+  Members out;
+  for (const Node* item : items) {
+    const auto w = assertion_weight(*item, why);
+    if (!w) return std::nullopt;
+    if (*w == 0) continue;
+    Findings local;
+    auto c = map_assert(*item, ctx, local);
+    for (auto& n : local.notes)
+      findings.notes.push_back(std::move(n));
+    if (!c || c->contains("rubric")) {
+      why = c ? "an llm-rubric inside; gate's groups hold no llm_judge"
+              : "an assertion inside cannot be mapped (" + local.unmapped.front().reason + ")";
+      return std::nullopt;
+    }
+    out.checks.push_back(std::move(*c));
+    out.weights.push_back(*w);
+  }
+  if (out.checks.empty()) {
+    why = "every assertion inside has weight 0, which promptfoo passes whatever the answer";
     return std::nullopt;
   }
-  return c;
+  return out;
 }
 
 struct Mapper {
@@ -405,31 +424,15 @@ struct Mapper {
       why = "expected a non-empty assert list";
       return std::nullopt;
     }
+    std::vector<const Node*> items;
+    for (const Node& item : inner->items)
+      items.push_back(&item);
     // Its share counts where a threshold reads it: its own, or its parent's.
-    // promptfoo reads a threshold only when it is a number.
-    const Node* threshold = a.get("threshold");
-    if (threshold != nullptr && !to_json(*threshold).is_number()) threshold = nullptr;
-    if (threshold != nullptr || ctx.weights_count) {
-      std::vector<const Node*> items;
-      for (const Node& item : inner->items)
-        items.push_back(&item);
+    if (const Node* threshold = read_threshold(a.get("threshold"), findings); threshold || ctx.weights_count)
       return weighted_checks(items, threshold, ctx, findings, why);
-    }
-    bj::array checks;
-    for (const Node& item : inner->items) {
-      // promptfoo passes a weight-0 member whatever the answer.
-      const auto w = assertion_weight(item, why);
-      if (!w) return std::nullopt;
-      if (*w == 0) continue;
-      auto c = group_member(item, ctx, findings, why);
-      if (!c) return std::nullopt;
-      checks.push_back(std::move(*c));
-    }
-    if (checks.empty()) {
-      why = "every assertion inside has weight 0, which promptfoo passes whatever the answer";
-      return std::nullopt;
-    }
-    return bj::object{{"type", "all_of"}, {"checks", std::move(checks)}};
+    auto members = group_members(items, ctx, findings, why);
+    if (!members) return std::nullopt;
+    return bj::object{{"type", "all_of"}, {"checks", std::move(members->checks)}};
   }
 };
 
@@ -560,6 +563,14 @@ bool scored_pass_or_fail(const Node& a) {
 
 } // namespace
 
+const Node* read_threshold(const Node* threshold, Findings& findings) {
+  if (threshold == nullptr || to_json(*threshold).is_number()) return threshold;
+  findings.note_at(
+      *threshold, "threshold " + describe(*threshold),
+      "ignored, as promptfoo ignores a threshold that is not a number: every assertion must pass");
+  return nullptr;
+}
+
 std::optional<bj::object> weighted_checks(const std::vector<const Node*>& asserts, const Node* threshold,
                                           const AssertContext& ctx, Findings& findings, std::string& why) {
   std::optional<double> share;
@@ -571,29 +582,19 @@ std::optional<bj::object> weighted_checks(const std::vector<const Node*>& assert
     }
     share = v.to_number<double>();
   }
-  AssertContext inner = ctx;
-  inner.weights_count = true;
-  bj::array checks, weights;
-  for (const Node* a : asserts) {
+  for (const Node* a : asserts)
     if (!scored_pass_or_fail(*a)) {
       why = "a " + quote_excerpt(a->get("type")->text) +
             " assertion inside, which promptfoo scores from 0 to 1 where gate's check passes or fails";
       return std::nullopt;
     }
-    const auto w = assertion_weight(*a, why);
-    if (!w) return std::nullopt;
-    // A weight-0 assertion adds nothing to the share, and promptfoo passes it.
-    if (*w == 0) continue;
-    auto c = group_member(*a, inner, findings, why);
-    if (!c) return std::nullopt;
-    checks.push_back(std::move(*c));
-    weights.push_back(*w);
-  }
-  if (checks.empty()) {
-    why = "every assertion inside has weight 0";
-    return std::nullopt;
-  }
-  bj::object out{{"type", "weighted"}, {"checks", std::move(checks)}, {"weights", std::move(weights)}};
+  AssertContext inner = ctx;
+  inner.weights_count = true;
+  // A weight-0 assertion also adds nothing to the share.
+  auto members = group_members(asserts, inner, findings, why);
+  if (!members) return std::nullopt;
+  bj::object out{
+      {"type", "weighted"}, {"checks", std::move(members->checks)}, {"weights", std::move(members->weights)}};
   if (share) out["threshold"] = *share;
   return out;
 }

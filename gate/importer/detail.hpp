@@ -32,9 +32,6 @@ struct Findings {
 // `why` set when the text uses nunjucks beyond {{name}}.
 std::optional<std::string> render_value(const std::string& text, const Vars& vars, std::string& why);
 
-// One promptfoo assertion (a mapping with "type") as a gate check, or
-// nullopt with the reason in `findings`. The check is validated by gate's
-// own parser, so what is returned loads.
 // Where the config's files are read from. A file outside `base` (by
 // ../, an absolute path or a symlink) is refused unless it is inside one of
 // `allow_outside`; every file read is named in `files_read`.
@@ -68,7 +65,14 @@ extern const std::string_view k_python_runner;
 inline constexpr const char* k_python_runner_name = "promptfoo_python.py";
 extern const std::string_view k_javascript_runner;
 inline constexpr const char* k_javascript_runner_name = "promptfoo_javascript.mjs";
+// One promptfoo assertion (a mapping with "type") as a gate check, or
+// nullopt with the reason in `findings`. The check is validated by gate's
+// own parser, so what is returned loads.
 std::optional<boost::json::object> map_assert(const Node& a, const AssertContext& ctx, Findings& findings);
+
+// A test's or an assert-set's `threshold` as promptfoo reads it: a number,
+// else none (noted: promptfoo ignores it, so every assertion must pass).
+const Node* read_threshold(const Node* threshold, Findings& findings);
 
 // Assertions scored together against a threshold (a test's `threshold`, an
 // assert-set's) as one `weighted` check with their weights, or nullopt with

@@ -432,15 +432,7 @@ Import import_promptfoo(const fs::path& config_path, const std::string& suite_na
     // A test threshold passes the test on a share of its assertions' weights:
     // one weighted check, when promptfoo's share can be computed exactly.
     std::optional<bj::object> scored;
-    const Node* threshold = t.node.get("threshold");
-    if (threshold != nullptr && !to_json(*threshold).is_number()) {
-      // promptfoo reads a threshold only when it is a number.
-      findings.note_at(*threshold, "threshold " + describe(*threshold),
-                       "ignored, as promptfoo ignores a threshold that is not a number: every assertion "
-                       "must pass");
-      threshold = nullptr;
-    }
-    if (threshold != nullptr) {
+    if (const Node* threshold = read_threshold(t.node.get("threshold"), findings)) {
       std::vector<const Node*> items;
       for (const Node& a : asserts->items)
         items.push_back(&a);

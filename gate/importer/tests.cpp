@@ -221,10 +221,17 @@ private:
 const std::vector<std::string> k_test_keys = {"description", "vars",    "assert",
                                               "metadata",    "options", "threshold"};
 
-// A var's value as text, or nullopt (listed) when promptfoo would give the
-// prompt something else (an object, a file it parses or runs).
-std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const std::string& name) {
-  if (v.is_null()) return std::string();
+// A var's value as the prompt's text and as JavaScript holds it (for the
+// javascript assertions' context.vars: a YAML number stays a number), or
+// nullopt (listed) when promptfoo would give the prompt something else (an
+// object, a file it parses or runs).
+struct Var {
+  std::string text;
+  bj::value js;
+};
+
+std::optional<Var> var_value(const Node& v, const ReadContext& ctx, const std::string& name) {
+  if (v.is_null()) return Var{"", nullptr};
   if (!v.is_scalar()) {
     ctx.findings->unmapped_at(v, "var " + quote_excerpt(name),
                               "an object value; gate's vars are text and its templates have no fields");
@@ -239,19 +246,21 @@ std::optional<std::string> var_text(const Node& v, const ReadContext& ctx, const
           "a glob, which promptfoo expands into one test per file; gate import does not");
       return std::nullopt;
     }
-    if (ext == ".txt" || ext == ".md" || ext == ".html" || ext == ".xml" || ext.empty())
-      return read_text(ctx, rel, v);
+    if (ext == ".txt" || ext == ".md" || ext == ".html" || ext == ".xml" || ext.empty()) {
+      std::string text = read_text(ctx, rel, v);
+      return Var{text, bj::value(text)};
+    }
     ctx.findings->unmapped_at(v, "var " + quote_excerpt(name),
                               "a " + ext +
                                   " file, which promptfoo parses or runs; gate import reads text files only");
     return std::nullopt;
   }
   if (!v.quoted) {
-    const boost::json::value j = to_json(v);
-    if (j.is_number() || j.is_bool()) return json::canonical(j); // as promptfoo's YAML reads it
-    if (j.is_null()) return std::string();
+    bj::value j = to_json(v);
+    if (j.is_number() || j.is_bool()) return Var{json::canonical(j), j}; // as promptfoo's YAML reads it
+    if (j.is_null()) return Var{"", nullptr};
   }
-  return v.text;
+  return Var{v.text, bj::value(v.text)};
 }
 
 // promptfoo dereferences $ref in its config: an assertion
@@ -309,11 +318,14 @@ std::string read_text(const ReadContext& ctx, const std::string& rel, const Node
   const fs::path real = fs::weakly_canonical(file, ec);
   // promptfoo reads whatever path a config names; an imported suite copies
   // what it reads, so a config from elsewhere must not pull in ~/.ssh.
-  if (ec || (!inside(real, ctx.base) && std::none_of(ctx.allow_outside.begin(), ctx.allow_outside.end(),
-                                                     [&](const fs::path& d) { return inside(real, d); })))
-    throw_bad_input(from.where() + ": " + quote_excerpt(rel) + " is outside the config's directory" +
-                    (ec ? "" : " (it is " + quote_excerpt(real.string()) + ")") +
-                    "; gate import reads only files below it: pass --allow-outside DIR to read from DIR too");
+  // A path that does not resolve is read_file's to name (missing, no access).
+  if (!ec && !inside(real, ctx.base) &&
+      std::none_of(ctx.allow_outside.begin(), ctx.allow_outside.end(),
+                   [&](const fs::path& d) { return inside(real, d); }))
+    throw_bad_input(
+        from.where() + ": " + quote_excerpt(rel) + " is outside the config's directory (it is " +
+        quote_excerpt(real.string()) +
+        "); gate import reads only files below it: pass --allow-outside DIR to read from DIR too");
   std::string text;
   try {
     text = gate::read_file(file, k_max_file_bytes);
@@ -400,28 +412,19 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
     if (!metadata.entries.empty()) entry(merged, "metadata") = std::move(metadata);
 
     // Vars as text; a list of texts makes one test per value, as in promptfoo.
-    // Each value also as JavaScript holds it (a YAML number stays a number),
-    // for the javascript assertions' context.vars.
-    std::vector<std::pair<std::string, std::vector<std::pair<std::string, bj::value>>>> choices;
+    std::vector<std::pair<std::string, std::vector<Var>>> choices;
     bool usable = true;
     for (const auto& [name, v] : vars.entries) {
-      std::vector<std::pair<std::string, bj::value>> values;
+      std::vector<Var> values;
       for (const Node& item : v.is_list() ? v.items : std::vector<Node>{v}) {
-        auto s = var_text(item, ctx, name);
-        if (!s) {
+        auto value = var_value(item, ctx, name);
+        if (!value) {
           usable = false;
           break;
         }
-        bj::value typed(*s);
-        if (item.is_null()) {
-          typed = nullptr;
-        } else if (item.is_scalar() && !item.quoted && !item.text.starts_with("file://")) {
-          bj::value j = to_json(item);
-          if (j.is_number() || j.is_bool() || j.is_null()) typed = std::move(j);
-        }
-        values.emplace_back(std::move(*s), std::move(typed));
+        values.push_back(std::move(*value));
       }
-      if (v.is_list() && v.items.empty()) values.emplace_back(std::string(), bj::value(""));
+      if (v.is_list() && v.items.empty()) values.push_back(Var{"", bj::value("")});
       choices.emplace_back(name, std::move(values));
     }
     std::size_t combos = 1;
@@ -444,9 +447,9 @@ std::vector<Test> read_tests(const Node& config, const ReadContext& ctx) {
       bj::object typed;
       std::size_t rest = k;
       for (auto it = choices.rbegin(); it != choices.rend(); ++it) {
-        const auto& [text, js] = it->second[rest % it->second.size()];
-        values[it->first] = text;
-        typed[it->first] = js;
+        const Var& value = it->second[rest % it->second.size()];
+        values[it->first] = value.text;
+        typed[it->first] = value.js;
         rest /= it->second.size();
       }
       out.push_back({merged, std::move(values), "", rubric_prompt, std::move(typed)});

@@ -184,6 +184,14 @@ TEST_CASE("with tools, text assertions also read the tool calls, as promptfoo re
   CHECK(with_tools("type: contains\nvalue: Paris", T::none, i) == R"({"type":"contains","value":"Paris"})");
 }
 
+TEST_CASE("an assert-set threshold that is not a number is ignored, as promptfoo ignores it") {
+  Findings f;
+  CHECK(mapped("type: assert-set\nthreshold: 'high'\nassert:\n  - type: contains\n    value: a", &f) ==
+        R"({"checks":[{"type":"contains","value":"a"}],"type":"all_of"})");
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].reason.starts_with("ignored, as promptfoo ignores a threshold that is not a number"));
+}
+
 TEST_CASE("assertions gate cannot check faithfully are unmapped, never approximated") {
   const std::vector<std::pair<std::string, std::string>> table = {
       {"type: ruby\nvalue: output.length < 10", "runs code inside promptfoo"},
